@@ -1,0 +1,139 @@
+package configs
+
+// Default values that are not obvious from the Aviso reference.
+const (
+	// DefaultMaxBodyBytes is herald's request body limit (1 MiB).
+	DefaultMaxBodyBytes = 1 << 20
+	// DefaultDataDir is where the embedded JetStream server keeps its files.
+	DefaultDataDir = "./data/jetstream"
+	// DefaultMaxPoints is the PointCloudHandler's max_points when unset and
+	// its upper limit.
+	DefaultMaxPoints = 10000
+)
+
+// Plugin names accepted in a schema's `auth.plugins`.
+const (
+	// PluginECPDS is the ECPDS destination plugin (reference §14).
+	PluginECPDS = "ecpds"
+)
+
+// Default returns a configuration holding every default of the Aviso
+// reference (§19) plus herald's own. Load decodes the file onto it, so an
+// absent key keeps its default and a partial block (watch_endpoint, logging,
+// ecpds, ...) takes per-key defaults.
+//
+// application.host, application.port and notification_backend.kind have no
+// default: the file (or the environment) must set them.
+//
+// Where herald differs from Aviso:
+//   - application.static_files_path is "" and means herald's built-in
+//     homepage; set it to a directory holding index.html to serve your own
+//     (Aviso's default is /app/static).
+//   - notification_backend.jetstream.nats_url is "" and means an embedded
+//     nats-server storing its files in jetstream.data_dir (Aviso connects
+//     to nats://localhost:4222).
+//   - logging.format is "json" (Aviso accepts the key for compatibility
+//     only; output is JSON in both).
+func Default() Config {
+	return Config{
+		Application: Application{
+			BaseURL:              "http://localhost",
+			StaticFilesPath:      "",
+			Homepage:             defaultHomepage(),
+			MaxBodyBytes:         DefaultMaxBodyBytes,
+			ReadHeaderTimeoutSec: 10,
+			ReadBodyTimeoutSec:   30,
+			ShutdownGraceSec:     30,
+		},
+		Logging: Logging{Level: "info", Format: "json"},
+		NotificationBackend: Backend{
+			InMemory: InMemory{
+				MaxHistoryPerTopic: 1,
+				MaxTopics:          10000,
+			},
+			JetStream: JetStream{
+				TimeoutSeconds:          30,
+				RetryAttempts:           3,
+				StorageType:             "file",
+				RetentionPolicy:         "limits",
+				DiscardPolicy:           "old",
+				EnableAutoReconnect:     true,
+				MaxReconnectAttempts:    5,
+				ReconnectDelayMs:        2000,
+				PublishRetryAttempts:    5,
+				PublishRetryBaseDelayMs: 150,
+				DataDir:                 DefaultDataDir,
+			},
+		},
+		WatchEndpoint: WatchEndpoint{
+			SSEHeartbeatIntervalSec:          30,
+			ConnectionMaxDurationSec:         3600,
+			ReplayBatchSize:                  100,
+			MaxHistoricalNotifications:       10000,
+			ReplayBatchDelayMs:               100,
+			ConcurrentNotificationProcessing: 15,
+			LiveQueueSize:                    4096,
+		},
+		Auth: Auth{
+			Mode:      "direct",
+			TimeoutMs: 5000,
+		},
+		Metrics: Metrics{Host: "127.0.0.1"},
+	}
+}
+
+// defaultHomepage returns the homepage links of the Aviso reference.
+func defaultHomepage() *Homepage {
+	return &Homepage{
+		ClientDocumentationURL: "https://sites.ecmwf.int/docs/aviso-client/main/",
+		ClientRepositoryURL:    "https://github.com/ecmwf/aviso-client",
+		ServerDocumentationURL: "https://sites.ecmwf.int/docs/aviso-server/main/",
+		ServerRepositoryURL:    "https://github.com/ecmwf/aviso-server",
+	}
+}
+
+// defaultECPDS returns the defaults of an `ecpds` block; the credentials,
+// servers and match_key have none.
+func defaultECPDS() *ECPDS {
+	return &ECPDS{
+		TargetField:           "name",
+		CacheTTLSeconds:       300,
+		MaxEntries:            10000,
+		RequestTimeoutSeconds: 30,
+		ConnectTimeoutSeconds: 5,
+		PartialOutagePolicy:   "strict",
+	}
+}
+
+// Strict reports whether requests for an event type without a schema are
+// rejected (reference §12.2): notification_schema_strict when set,
+// otherwise true exactly when at least one schema is configured.
+func (c *Config) Strict() bool {
+	if c.NotificationSchemaStrict != nil {
+		return *c.NotificationSchemaStrict
+	}
+	return len(c.NotificationSchema) > 0
+}
+
+// Warnings lists settings that are valid but probably not what the
+// operator meant; the caller logs them at startup.
+func (c *Config) Warnings() []string {
+	var w []string
+	if s := c.NotificationSchemaStrict; s != nil {
+		switch {
+		case !*s && len(c.NotificationSchema) > 0:
+			w = append(w, "notification_schema_strict is false: event types without a schema are accepted through the generic fallback")
+		case *s && len(c.NotificationSchema) == 0:
+			w = append(w, "notification_schema_strict is true but no schema is configured: every notify, watch and replay request is rejected")
+		}
+	}
+	if f := c.Logging.Format; f != "" && f != "json" {
+		w = append(w, "logging.format "+quote(f)+" is accepted for compatibility; output is always JSON")
+	}
+	for _, s := range c.NotificationSchema {
+		if s.Topic != nil && s.Topic.Separator != nil && *s.Topic.Separator != "." {
+			w = append(w, "notification_schema."+s.Name+".topic.separator is obsolete and ignored; subjects always use \".\"")
+		}
+	}
+	return w
+}

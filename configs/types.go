@@ -1,0 +1,234 @@
+// Package configs owns herald's configuration: the Go types of the config
+// file (an Aviso aviso-server config plus herald's own additions), their
+// defaults, the strict YAML loader with environment overrides, and the
+// shipped YAML files. It imports no other herald package and knows nothing
+// about handlers, engines or HTTP; rules that need the identifier handlers
+// themselves are checked by package notification when it builds its
+// registry.
+package configs
+
+// Config is the whole configuration file.
+//
+// Every Aviso key keeps its Aviso name and meaning. herald's additions are
+// documented on their fields as "herald:".
+type Config struct {
+	Application         Application `yaml:"application"`
+	Logging             Logging     `yaml:"logging"`
+	NotificationBackend Backend     `yaml:"notification_backend"`
+	// NotificationSchemaStrict is nil when unset: strict iff at least one
+	// schema is configured (reference §12.2).
+	NotificationSchemaStrict *bool `yaml:"notification_schema_strict"`
+	// NotificationSchema holds the event types in file order.
+	NotificationSchema []*Schema     `yaml:"notification_schema"`
+	WatchEndpoint      WatchEndpoint `yaml:"watch_endpoint"`
+	Auth               Auth          `yaml:"auth"`
+	Metrics            Metrics       `yaml:"metrics"`
+	// ECPDS is nil when the block is absent.
+	ECPDS *ECPDS `yaml:"ecpds"`
+}
+
+// Application is the `application` block: the HTTP listener and links.
+type Application struct {
+	Host            string    `yaml:"host"`
+	Port            int       `yaml:"port"`
+	BaseURL         string    `yaml:"base_url"`
+	StaticFilesPath string    `yaml:"static_files_path"`
+	Homepage        *Homepage `yaml:"homepage"`
+
+	// MaxBodyBytes is herald: the request body limit; larger bodies get 413.
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// ReadHeaderTimeoutSec is herald: the time allowed to read request headers.
+	ReadHeaderTimeoutSec int `yaml:"read_header_timeout_sec"`
+	// ReadBodyTimeoutSec is herald: the time allowed to read a request body.
+	ReadBodyTimeoutSec int `yaml:"read_body_timeout_sec"`
+	// ShutdownGraceSec is herald: how long a graceful shutdown waits for
+	// open requests and streams before the process exits.
+	ShutdownGraceSec int `yaml:"shutdown_grace_sec"`
+}
+
+// Homepage is `application.homepage`: links shown on the homepage.
+type Homepage struct {
+	ClientDocumentationURL string `yaml:"client_documentation_url"`
+	ClientRepositoryURL    string `yaml:"client_repository_url"`
+	ServerDocumentationURL string `yaml:"server_documentation_url"`
+	ServerRepositoryURL    string `yaml:"server_repository_url"`
+}
+
+// Logging is the `logging` block.
+type Logging struct {
+	// Level is trace, debug, info, warn or error; anything else means info.
+	Level string `yaml:"level"`
+	// Format is accepted for compatibility; output is always JSON.
+	Format string `yaml:"format"`
+}
+
+// Backend kinds accepted by `notification_backend.kind`.
+const (
+	BackendInMemory  = "in_memory"
+	BackendJetStream = "jetstream"
+)
+
+// Backend is the `notification_backend` block.
+type Backend struct {
+	Kind      string    `yaml:"kind"`
+	InMemory  InMemory  `yaml:"in_memory"`
+	JetStream JetStream `yaml:"jetstream"`
+}
+
+// InMemory is `notification_backend.in_memory`.
+type InMemory struct {
+	MaxHistoryPerTopic int  `yaml:"max_history_per_topic"`
+	MaxTopics          int  `yaml:"max_topics"`
+	EnableMetrics      bool `yaml:"enable_metrics"`
+}
+
+// JetStream is `notification_backend.jetstream`.
+type JetStream struct {
+	// NatsURL names an external NATS server or cluster. Empty means herald
+	// starts an embedded nats-server (herald).
+	NatsURL                 string `yaml:"nats_url"`
+	Token                   string `yaml:"token"`
+	TimeoutSeconds          int    `yaml:"timeout_seconds"`
+	RetryAttempts           int    `yaml:"retry_attempts"`
+	MaxMessages             *int64 `yaml:"max_messages"`
+	MaxBytes                *int64 `yaml:"max_bytes"`
+	RetentionTime           string `yaml:"retention_time"`
+	StorageType             string `yaml:"storage_type"`
+	Replicas                *int   `yaml:"replicas"`
+	RetentionPolicy         string `yaml:"retention_policy"`
+	DiscardPolicy           string `yaml:"discard_policy"`
+	EnableAutoReconnect     bool   `yaml:"enable_auto_reconnect"`
+	MaxReconnectAttempts    int    `yaml:"max_reconnect_attempts"`
+	ReconnectDelayMs        int    `yaml:"reconnect_delay_ms"`
+	PublishRetryAttempts    int    `yaml:"publish_retry_attempts"`
+	PublishRetryBaseDelayMs int    `yaml:"publish_retry_base_delay_ms"`
+
+	// DataDir is herald: the embedded server's file store directory.
+	DataDir string `yaml:"data_dir"`
+	// Listen is herald: host:port on which the embedded server accepts NATS
+	// clients (for the nats CLI); empty means no port at all.
+	Listen string `yaml:"listen"`
+	// SyncAlways is herald: fsync every write of the embedded server.
+	SyncAlways bool `yaml:"sync_always"`
+}
+
+// WatchEndpoint is the `watch_endpoint` block.
+type WatchEndpoint struct {
+	SSEHeartbeatIntervalSec          int `yaml:"sse_heartbeat_interval_sec"`
+	ConnectionMaxDurationSec         int `yaml:"connection_max_duration_sec"`
+	ReplayBatchSize                  int `yaml:"replay_batch_size"`
+	MaxHistoricalNotifications       int `yaml:"max_historical_notifications"`
+	ReplayBatchDelayMs               int `yaml:"replay_batch_delay_ms"`
+	ConcurrentNotificationProcessing int `yaml:"concurrent_notification_processing"`
+
+	// LiveQueueSize is herald: how many live notifications one watcher may
+	// have waiting; a watcher that falls further behind is closed with an
+	// error event so that it reconnects from its last sequence.
+	LiveQueueSize int `yaml:"live_queue_size"`
+}
+
+// Auth is the global `auth` block.
+type Auth struct {
+	Enabled      bool                `yaml:"enabled"`
+	Mode         string              `yaml:"mode"`
+	AuthOTronURL string              `yaml:"auth_o_tron_url"`
+	JWTSecret    string              `yaml:"jwt_secret"`
+	AdminRoles   map[string][]string `yaml:"admin_roles"`
+	TimeoutMs    int                 `yaml:"timeout_ms"`
+}
+
+// Metrics is the `metrics` block.
+type Metrics struct {
+	Enabled bool   `yaml:"enabled"`
+	Host    string `yaml:"host"`
+	// Port is 0 when unset.
+	Port int `yaml:"port"`
+}
+
+// ECPDS is the `ecpds` block of the destination plugin.
+type ECPDS struct {
+	Username              string   `yaml:"username"`
+	Password              string   `yaml:"password"`
+	Servers               []string `yaml:"servers"`
+	MatchKey              string   `yaml:"match_key"`
+	TargetField           string   `yaml:"target_field"`
+	CacheTTLSeconds       int      `yaml:"cache_ttl_seconds"`
+	MaxEntries            int      `yaml:"max_entries"`
+	RequestTimeoutSeconds int      `yaml:"request_timeout_seconds"`
+	ConnectTimeoutSeconds int      `yaml:"connect_timeout_seconds"`
+	PartialOutagePolicy   string   `yaml:"partial_outage_policy"`
+}
+
+// Schema is one event type under `notification_schema`.
+type Schema struct {
+	// Name is the event type (the map key in the file).
+	Name string `yaml:"-"`
+	// Line is the line of the event type's key in the file (0 when unknown).
+	Line int `yaml:"-"`
+
+	Topic *Topic `yaml:"topic"`
+	// Identifier holds the declared identifier fields in file order.
+	Identifier    []*IdentifierField `yaml:"identifier"`
+	Payload       *Payload           `yaml:"payload"`
+	Auth          *StreamAuth        `yaml:"auth"`
+	StoragePolicy *StoragePolicy     `yaml:"storage_policy"`
+	// MaxHistoricalNotifications overrides the global replay cap.
+	MaxHistoricalNotifications *int `yaml:"max_historical_notifications"`
+	// Endpoint is a legacy Aviso key, accepted and ignored.
+	Endpoint any `yaml:"endpoint"`
+}
+
+// Topic is a schema's `topic` block.
+type Topic struct {
+	Base     string   `yaml:"base"`
+	KeyOrder []string `yaml:"key_order"`
+	// Separator is obsolete (always "."); accepted and ignored.
+	Separator *string `yaml:"separator"`
+}
+
+// IdentifierField is one declared identifier field. Handler-specific keys
+// are pointers or nil slices when absent; Keys lists the keys present, so
+// that package notification can reject a key its handler does not know.
+type IdentifierField struct {
+	// Name is the field's key in the file.
+	Name string `yaml:"-"`
+	// Line is the line of the field's key in the file.
+	Line int `yaml:"-"`
+	// Keys are the keys written under the field, in file order.
+	Keys []string `yaml:"-"`
+
+	Type        string  `yaml:"type"`
+	Required    *bool   `yaml:"required"`
+	Description *string `yaml:"description"`
+
+	MaxLength       *int     `yaml:"max_length"`
+	CanonicalFormat *string  `yaml:"canonical_format"`
+	Values          []string `yaml:"values"`
+	// Range holds the YAML text of the two bounds, parsed by the handler.
+	Range     []string `yaml:"range"`
+	Default   *string  `yaml:"default"`
+	MaxPoints *int     `yaml:"max_points"`
+}
+
+// Payload is a schema's `payload` block.
+type Payload struct {
+	Required bool `yaml:"required"`
+}
+
+// StreamAuth is a schema's `auth` block.
+type StreamAuth struct {
+	Required   *bool               `yaml:"required"`
+	ReadRoles  map[string][]string `yaml:"read_roles"`
+	WriteRoles map[string][]string `yaml:"write_roles"`
+	// Plugins is nil when absent and non-nil (possibly empty) when written.
+	Plugins []string `yaml:"plugins"`
+}
+
+// StoragePolicy is a schema's `storage_policy` block (JetStream only).
+type StoragePolicy struct {
+	RetentionTime   *string `yaml:"retention_time"`
+	MaxMessages     *int64  `yaml:"max_messages"`
+	MaxSize         *string `yaml:"max_size"`
+	AllowDuplicates *bool   `yaml:"allow_duplicates"`
+	Compression     *bool   `yaml:"compression"`
+}
