@@ -1,0 +1,282 @@
+package notification
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"sort"
+
+	"herald/topic"
+)
+
+// ContentTypeJSON is the content type of JSON payloads.
+const ContentTypeJSON = "application/json"
+
+var nullPayload = []byte("null")
+
+// Notify validates and canonicalises a notify request against s
+// (reference §3): the reserved `point` is refused, undeclared keys are
+// refused, every declared field must be present, each value is coerced and
+// canonicalised by its handler, the payload requirement is checked, and the
+// subject is built from base and key_order. Errors are *ValidationError.
+func (s *Schema) Notify(ident map[string]json.RawMessage, payload json.RawMessage) (*Notification, error) {
+	if _, ok := ident[PointField]; ok {
+		return nil, &ValidationError{Field: PointField,
+			Message: "identifier 'point' is only allowed on watch and replay (it filters by location); notifications carry a polygon or point_cloud instead",
+			Detail:  "'point' is a query-time filter"}
+	}
+	if s.Generic {
+		return s.notifyGeneric(ident, payload)
+	}
+	var undeclared []string
+	for k := range ident {
+		if _, ok := s.byName[k]; !ok {
+			undeclared = append(undeclared, k)
+		}
+	}
+	if len(undeclared) > 0 {
+		sort.Strings(undeclared)
+		return nil, &ValidationError{Field: undeclared[0],
+			Message: "unknown identifier field " + quoteList(undeclared) + " for event type '" + s.Name + "'; declared fields: " + quoteList(s.fieldNames()),
+			Detail:  "unknown field '" + undeclared[0] + "'"}
+	}
+	n := &Notification{EventType: s.Name, ContentType: ContentTypeJSON}
+	tokens := make([]string, 1+len(s.KeyOrder))
+	tokens[0] = s.Base
+	for _, f := range s.Fields {
+		raw, ok := ident[f.Name]
+		if !ok {
+			return nil, &ValidationError{Field: f.Name,
+				Message: "required field '" + f.Name + "' is missing: notify needs every declared identifier",
+				Detail:  "missing field '" + f.Name + "'"}
+		}
+		if gh, ok := f.Handler.(GeometryHandler); ok {
+			g, err := gh.Geometry(raw)
+			if err != nil {
+				return nil, invalid(f.Name, "%v", err)
+			}
+			n.Geometry = g
+			if f.Pos > 0 {
+				tokens[f.Pos] = string(g.CanonicalJSON())
+			}
+			continue
+		}
+		v, err := canonicalScalar(f, raw, "notify")
+		if err != nil {
+			return nil, err
+		}
+		if f.Pos > 0 {
+			tokens[f.Pos] = v
+		}
+	}
+	p, err := storedPayload(s, payload)
+	if err != nil {
+		return nil, err
+	}
+	n.Payload = p
+	n.Tokens = tokens
+	n.Subject = topic.Encode(tokens)
+	return n, nil
+}
+
+func (s *Schema) fieldNames() []string {
+	names := make([]string, len(s.Fields))
+	for i, f := range s.Fields {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// canonicalScalar coerces and canonicalises one scalar value.
+func canonicalScalar(f *Field, raw json.RawMessage, op string) (string, error) {
+	text, err := Coerce(raw)
+	if err != nil {
+		switch {
+		case errors.Is(err, ErrNullValue):
+			return "", invalid(f.Name, "value cannot be null")
+		case errors.Is(err, ErrObjectValue):
+			if op == "notify" {
+				return "", invalid(f.Name, "constraint objects are only allowed on watch and replay; notify needs a plain value")
+			}
+			return "", invalid(f.Name, "constraint objects are not supported by %s", f.Handler.Type())
+		case errors.Is(err, ErrArrayValue):
+			return "", invalid(f.Name, "arrays are not allowed; send a single value")
+		default:
+			return "", invalid(f.Name, "%v", err)
+		}
+	}
+	v, err := f.Handler.Canonical(text)
+	if err != nil {
+		return "", invalid(f.Name, "%v", err)
+	}
+	return v, nil
+}
+
+func storedPayload(s *Schema, payload json.RawMessage) ([]byte, error) {
+	if payload == nil {
+		if s.PayloadRequired {
+			return nil, &ValidationError{Field: "payload",
+				Message: "payload is required for event type '" + s.Name + "'",
+				Detail:  "payload is required"}
+		}
+		return nullPayload, nil
+	}
+	var b bytes.Buffer
+	b.Grow(len(payload))
+	if err := json.Compact(&b, payload); err != nil {
+		return nil, &ValidationError{Field: "payload", Message: "payload is not valid JSON: " + err.Error(), Detail: err.Error()}
+	}
+	return b.Bytes(), nil
+}
+
+func (s *Schema) notifyGeneric(ident map[string]json.RawMessage, payload json.RawMessage) (*Notification, error) {
+	values := make(map[string]string, len(ident))
+	for k, raw := range ident {
+		text, err := Coerce(raw)
+		if err != nil {
+			return nil, invalid(k, "%v", err)
+		}
+		values[k] = text
+	}
+	p, err := storedPayload(s, payload)
+	if err != nil {
+		return nil, err
+	}
+	tokens := topic.Generic(s.Name, values)
+	return &Notification{
+		EventType: s.Name, Tokens: tokens, Subject: topic.Encode(tokens),
+		Identifier: values, Payload: p, ContentType: ContentTypeJSON,
+	}, nil
+}
+
+// CheckSpatial runs the spatial pre-checks of a watch or replay identifier
+// (reference §4.1 step 3, [Seed] rules): polygon and point together,
+// a malformed point, point on a schema without polygons, point_cloud sent
+// by a subscriber.
+func (s *Schema) CheckSpatial(ident map[string]json.RawMessage) error {
+	rawPoint, hasPoint := ident[PointField]
+	_, hasPolygon := ident[PolygonField]
+	if hasPoint && hasPolygon {
+		return requestInvalid("identifier cannot contain both 'polygon' and 'point': send one spatial filter")
+	}
+	if _, ok := ident[PointCloudField]; ok && s.Geometry != nil && s.Geometry.Name == PointCloudField {
+		return &ValidationError{Field: PointCloudField,
+			Message: "subscribers must not send 'point_cloud'; send a closed 'polygon' to select notifications with a point inside it",
+			Detail:  "point_cloud is provider-only"}
+	}
+	if hasPoint {
+		if _, err := ParsePoint(rawPoint); err != nil {
+			return invalid(PointField, "%v", err)
+		}
+		if s.Generic || s.Geometry == nil || s.Geometry.Name != PolygonField {
+			return &ValidationError{Field: PointField,
+				Message: "identifier 'point' is only available on event types with a polygon field; '" + s.Name + "' has none",
+				Detail:  "no polygon field"}
+		}
+	}
+	return nil
+}
+
+// Filter validates a watch or replay identifier against s (reference §4.3)
+// and compiles it into a Filter: exact tokens for scalar values, wildcards
+// for absent optional fields and for constrained fields (with the
+// constraint evaluated on the token), and the spatial filter. Undeclared
+// keys are ignored, as Aviso does. Run CheckSpatial first.
+func (s *Schema) Filter(ident map[string]json.RawMessage) (*Filter, error) {
+	if s.Generic {
+		values := make(map[string]string, len(ident))
+		for k, raw := range ident {
+			text, err := Coerce(raw)
+			if err != nil {
+				return nil, invalid(k, "%v", err)
+			}
+			values[k] = text
+		}
+		tokens := topic.Generic(s.Name, values)
+		p := make(topic.Pattern, len(tokens))
+		for i, t := range tokens {
+			p[i] = topic.Literal(t)
+		}
+		return &Filter{Pattern: p}, nil
+	}
+	f := &Filter{Pattern: make(topic.Pattern, 1+len(s.KeyOrder))}
+	f.Pattern[0] = topic.Literal(s.Base)
+	for i := range s.KeyOrder {
+		f.Pattern[i+1] = topic.Any()
+	}
+	for _, fd := range s.Fields {
+		if fd.Spatial() {
+			if err := s.spatialFilter(fd, ident, f); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		raw, ok := ident[fd.Name]
+		if !ok {
+			if fd.Required {
+				return nil, &ValidationError{Field: fd.Name,
+					Message: "required field '" + fd.Name + "' is missing",
+					Detail:  "missing field '" + fd.Name + "'"}
+			}
+			continue
+		}
+		if len(raw) > 0 && raw[0] == '{' {
+			c, ok := fd.Handler.(Constrainer)
+			if !ok {
+				return nil, invalid(fd.Name, "constraint objects are not supported by %s; only IntHandler, FloatHandler and EnumHandler fields accept them", fd.Handler.Type())
+			}
+			op, operand, err := ParseConstraintObject(raw)
+			if err != nil {
+				return nil, invalid(fd.Name, "%v", err)
+			}
+			cons, err := c.Constraint(op, operand)
+			if err != nil {
+				return nil, invalid(fd.Name, "%v", err)
+			}
+			if fd.Pos == 0 {
+				// Not routed: the constraint can never match (§4.4).
+				f.Constraints = append(f.Constraints, TokenConstraint{Pos: len(f.Pattern), Field: fd.Name, Constraint: cons})
+				continue
+			}
+			f.Constraints = append(f.Constraints, TokenConstraint{Pos: fd.Pos, Field: fd.Name, Constraint: cons})
+			continue
+		}
+		v, err := canonicalScalar(fd, raw, "watch")
+		if err != nil {
+			return nil, err
+		}
+		if fd.Pos > 0 && v != topic.Wildcard {
+			f.Pattern[fd.Pos] = topic.Literal(v)
+		}
+	}
+	return f, nil
+}
+
+func (s *Schema) spatialFilter(fd *Field, ident map[string]json.RawMessage, f *Filter) error {
+	rawPoly, hasPoly := ident[PolygonField]
+	rawPoint, hasPoint := ident[PointField]
+	switch {
+	case hasPoly:
+		g, err := ParsePolygon(rawPoly)
+		if err != nil {
+			return invalid(PolygonField, "%v", err)
+		}
+		f.Spatial = IntersectsFilter(g)
+	case hasPoint && fd.Name == PolygonField:
+		p, err := ParsePoint(rawPoint)
+		if err != nil {
+			return invalid(PointField, "%v", err)
+		}
+		f.Spatial = ContainsPointFilter(p)
+	case fd.Required:
+		if fd.Name == PointCloudField {
+			return &ValidationError{Field: fd.Name,
+				Message: "required field 'point_cloud' is missing: subscribers send a closed 'polygon' to select point clouds",
+				Detail:  "missing field 'polygon'"}
+		}
+		return &ValidationError{Field: fd.Name,
+			Message: "required field 'polygon' is missing: send 'polygon' or 'point'",
+			Detail:  "missing field 'polygon'"}
+	}
+	return nil
+}

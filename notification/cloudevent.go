@@ -1,0 +1,229 @@
+package notification
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// ceTemplate holds the constant parts of one event type's CloudEvents.
+type ceTemplate struct {
+	// typ is `","type":"int.ecmwf.aviso.<event_type>"}`.
+	typ []byte
+	// idPrefix is `<event_type>@` JSON-escaped.
+	idPrefix []byte
+	source   []byte
+	schema   []byte
+}
+
+func newCETemplate(baseURL, eventType string) ceTemplate {
+	var t ceTemplate
+	et := appendJSONString(nil, eventType)
+	et = et[1 : len(et)-1]
+	t.idPrefix = append(append([]byte(nil), et...), '@')
+	t.source = appendJSONString(nil, baseURL)
+	t.schema = appendJSONString(nil, baseURL+"/schema/"+eventType)
+	t.typ = appendJSONString([]byte(`","type":`), "int.ecmwf.aviso."+eventType)
+	t.typ = append(t.typ, '}')
+	return t
+}
+
+// CloudEvent renders a stored notification as the CloudEvent JSON of
+// reference §6 (keys in alphabetical order, one line). The event type is
+// recovered from the subject's base; a base with no schema is rendered as
+// a generic event type named after the base.
+func (r *Registry) CloudEvent(n *Notification, seq uint64, at time.Time) ([]byte, error) {
+	base := n.Base()
+	s, ok := r.byBase[base]
+	if !ok {
+		if base == "" {
+			return nil, fmt.Errorf("notification %d has an empty subject", seq)
+		}
+		s = &Schema{Name: base, Base: base, Generic: true, ce: newCETemplate(r.baseURL, base)}
+	}
+	return s.CloudEvent(n, seq, at)
+}
+
+// CloudEvent renders n (stored with seq at time at) as this event type's
+// CloudEvent.
+func (s *Schema) CloudEvent(n *Notification, seq uint64, at time.Time) ([]byte, error) {
+	b := make([]byte, 0, 256+len(n.Payload)+16*len(n.Tokens))
+	b = append(b, `{"data":{"identifier":`...)
+	var err error
+	b, err = s.appendIdentifier(b, n)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `,"payload":`...)
+	b = appendPayload(b, n.Payload)
+	b = append(b, `},"datacontenttype":"application/json","dataschema":`...)
+	b = append(b, s.ce.schema...)
+	b = append(b, `,"id":"`...)
+	b = append(b, s.ce.idPrefix...)
+	b = strconv.AppendUint(b, seq, 10)
+	b = append(b, `","source":`...)
+	b = append(b, s.ce.source...)
+	b = append(b, `,"specversion":"1.0","time":"`...)
+	b = AppendTime(b, at)
+	b = append(b, s.ce.typ...)
+	return b, nil
+}
+
+type kv struct {
+	k string
+	v []byte // JSON value
+}
+
+func (s *Schema) appendIdentifier(b []byte, n *Notification) ([]byte, error) {
+	var pairs []kv
+	if s.Generic {
+		for k, v := range n.Identifier {
+			pairs = append(pairs, kv{k, appendJSONString(nil, v)})
+		}
+	} else {
+		if len(n.Tokens) != 1+len(s.KeyOrder) {
+			return nil, fmt.Errorf("subject %q has %d tokens, event type %q routes %d", n.Subject, len(n.Tokens), s.Name, 1+len(s.KeyOrder))
+		}
+		pairs = make([]kv, 0, len(s.KeyOrder)+1)
+		for i, f := range s.KeyOrder {
+			if f.Spatial() {
+				continue // rendered from the geometry below
+			}
+			v := n.Tokens[i+1]
+			if v == "" {
+				continue
+			}
+			pairs = append(pairs, kv{f.Name, appendJSONString(nil, v)})
+		}
+	}
+	if g := n.Geometry; g != nil {
+		name := PolygonField
+		if g.Kind == PointCloudGeometry {
+			name = PointCloudField
+		}
+		if s.Geometry != nil {
+			name = s.Geometry.Name
+		}
+		pairs = append(pairs, kv{name, g.CanonicalJSON()})
+	}
+	sort.Slice(pairs, func(i, j int) bool { return pairs[i].k < pairs[j].k })
+	b = append(b, '{')
+	for i, p := range pairs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, p.k)
+		b = append(b, ':')
+		b = append(b, p.v...)
+	}
+	return append(b, '}'), nil
+}
+
+// appendPayload appends the stored payload as JSON: valid single-line JSON
+// as is, other valid JSON compacted, non-JSON legacy text as a JSON string,
+// empty as null.
+func appendPayload(b, p []byte) []byte {
+	if len(p) == 0 {
+		return append(b, "null"...)
+	}
+	if json.Valid(p) {
+		if bytes.IndexAny(p, "\r\n") < 0 && !bytes.HasPrefix(p, []byte(" ")) && !bytes.HasSuffix(p, []byte(" ")) {
+			return append(b, p...)
+		}
+		var c bytes.Buffer
+		if err := json.Compact(&c, p); err == nil {
+			return append(b, c.Bytes()...)
+		}
+	}
+	return appendJSONString(b, string(p))
+}
+
+// AppendTime appends t in UTC as RFC 3339 with "Z" and a fraction of 3, 6
+// or 9 digits, omitted when zero (reference §6).
+func AppendTime(b []byte, t time.Time) []byte {
+	t = t.UTC()
+	b = t.AppendFormat(b, "2006-01-02T15:04:05")
+	ns := t.Nanosecond()
+	switch {
+	case ns == 0:
+	case ns%1_000_000 == 0:
+		b = append(b, '.')
+		b = appendPadded(b, ns/1_000_000, 3)
+	case ns%1_000 == 0:
+		b = append(b, '.')
+		b = appendPadded(b, ns/1_000, 6)
+	default:
+		b = append(b, '.')
+		b = appendPadded(b, ns, 9)
+	}
+	return append(b, 'Z')
+}
+
+func appendPadded(b []byte, v, width int) []byte {
+	var tmp [9]byte
+	for i := width - 1; i >= 0; i-- {
+		tmp[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return append(b, tmp[:width]...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string, escaping only what JSON
+// requires (quote, backslash, control characters), as serde_json does.
+// Invalid UTF-8 is replaced by U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"':
+				b = append(b, '\\', '"')
+			case '\\':
+				b = append(b, '\\', '\\')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, "\ufffd"...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// AppendJSONString appends s as a JSON string with the same minimal
+// escaping the CloudEvents use.
+func AppendJSONString(b []byte, s string) []byte { return appendJSONString(b, s) }

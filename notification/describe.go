@@ -1,0 +1,25 @@
+package notification
+
+// Public returns the schema as the schema API shows it (reference §16):
+// payload ({"required": bool}, or nil without a payload block) and every
+// identifier field with its type, required flag, handler keys (unset
+// optional keys as nil) and description when configured. Topic, storage
+// policy, auth and the replay cap stay hidden.
+func (s *Schema) Public() map[string]any {
+	ident := make(map[string]any, len(s.Fields))
+	for _, f := range s.Fields {
+		m := map[string]any{"type": f.Handler.Type(), "required": f.Required}
+		for k, v := range f.Handler.Describe() {
+			m[k] = v
+		}
+		if f.Description != nil {
+			m["description"] = *f.Description
+		}
+		ident[f.Name] = m
+	}
+	var payload any
+	if s.payloadDeclared {
+		payload = map[string]any{"required": s.PayloadRequired}
+	}
+	return map[string]any{"payload": payload, "identifier": ident}
+}

@@ -1,0 +1,297 @@
+package notification
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"herald/configs"
+	"herald/topic"
+)
+
+// Reserved identifier names with spatial meaning.
+const (
+	PolygonField    = "polygon"
+	PointCloudField = "point_cloud"
+	PointField      = "point"
+)
+
+// GeometryHandler is implemented by the spatial handlers: they turn a raw
+// JSON identifier value into a Geometry.
+type GeometryHandler interface {
+	Handler
+	Geometry(raw json.RawMessage) (*Geometry, error)
+}
+
+// Field is one compiled identifier field of a schema.
+type Field struct {
+	Name        string
+	Required    bool
+	Description *string
+	Handler     Handler
+	// Pos is the field's index in the subject tokens (base = 0), or 0 when
+	// the field is not routed.
+	Pos int
+}
+
+// Spatial reports whether the field carries a geometry.
+func (f *Field) Spatial() bool {
+	_, ok := f.Handler.(GeometryHandler)
+	return ok
+}
+
+// Schema is one compiled event type.
+type Schema struct {
+	// Name is the event type.
+	Name string
+	// Base is the topic base (the event name when the schema has no topic).
+	Base string
+	// KeyOrder lists the routed fields in subject order.
+	KeyOrder []*Field
+	// Fields are all declared fields in file order.
+	Fields []*Field
+	byName map[string]*Field
+	// Geometry is the polygon or point_cloud field, nil if none.
+	Geometry *Field
+	// PayloadRequired rejects notifications without a payload.
+	PayloadRequired bool
+	// payloadDeclared: the schema has a payload block (schema API shows
+	// {"required": …} rather than null).
+	payloadDeclared bool
+	// MaxHistorical is the effective historical replay cap.
+	MaxHistorical int
+	// Generic marks the schema-less fallback of non-strict mode.
+	Generic bool
+	// Config is the schema as written (nil for generic schemas).
+	Config *configs.Schema
+
+	ce ceTemplate
+}
+
+// Field returns the declared field called name.
+func (s *Schema) Field(name string) (*Field, bool) {
+	f, ok := s.byName[name]
+	return f, ok
+}
+
+// Registry holds the compiled schemas of one configuration. It is immutable
+// and safe for concurrent use.
+type Registry struct {
+	schemas    map[string]*Schema
+	byBase     map[string]*Schema
+	names      []string
+	strict     bool
+	baseURL    string
+	defaultCap int
+}
+
+// NewRegistry compiles the notification schemas of cfg. It assumes the
+// structural rules were checked by configs.Load and checks what needs the
+// handlers: handler parameters (ranges, formats, enum values, defaults).
+// Every error names the event type, the field and the rule.
+func NewRegistry(cfg *configs.Config) (*Registry, error) {
+	r := &Registry{
+		schemas:    map[string]*Schema{},
+		byBase:     map[string]*Schema{},
+		baseURL:    cfg.Application.BaseURL,
+		defaultCap: cfg.WatchEndpoint.MaxHistoricalNotifications,
+	}
+	if r.baseURL == "" {
+		r.baseURL = "http://localhost"
+	}
+	if r.defaultCap <= 0 {
+		r.defaultCap = 10000
+	}
+	if cfg.NotificationSchemaStrict != nil {
+		r.strict = *cfg.NotificationSchemaStrict
+	} else {
+		r.strict = len(cfg.NotificationSchema) > 0
+	}
+	var errs []error
+	for _, sc := range cfg.NotificationSchema {
+		s, err := r.compile(sc)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if other, dup := r.byBase[s.Base]; dup {
+			errs = append(errs, fmt.Errorf("notification_schema.%s: topic.base %q is already used by event type %q", s.Name, s.Base, other.Name))
+			continue
+		}
+		r.schemas[s.Name] = s
+		r.byBase[s.Base] = s
+		r.names = append(r.names, s.Name)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	sort.Strings(r.names)
+	return r, nil
+}
+
+func (r *Registry) compile(sc *configs.Schema) (*Schema, error) {
+	s := &Schema{
+		Name:          sc.Name,
+		Base:          sc.Name,
+		byName:        map[string]*Field{},
+		MaxHistorical: r.defaultCap,
+		Config:        sc,
+	}
+	if sc.MaxHistoricalNotifications != nil {
+		s.MaxHistorical = *sc.MaxHistoricalNotifications
+	}
+	if sc.Payload != nil {
+		s.payloadDeclared = true
+		s.PayloadRequired = sc.Payload.Required
+	}
+	var errs []error
+	for _, fc := range sc.Identifier {
+		h, err := newHandler(fc)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("notification_schema.%s.identifier.%s (%s, line %d): %w", sc.Name, fc.Name, fc.Type, fc.Line, err))
+			continue
+		}
+		f := &Field{Name: fc.Name, Handler: h, Description: fc.Description}
+		if fc.Required != nil {
+			f.Required = *fc.Required
+		}
+		s.Fields = append(s.Fields, f)
+		s.byName[f.Name] = f
+		if f.Spatial() {
+			s.Geometry = f
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	var order []string
+	if sc.Topic != nil {
+		s.Base = sc.Topic.Base
+		order = sc.Topic.KeyOrder
+	} else {
+		// Without a topic block the fields are routed in name order, like
+		// the generic fallback, so that every value stays recoverable.
+		for _, f := range s.Fields {
+			if !f.Spatial() {
+				order = append(order, f.Name)
+			}
+		}
+		sort.Strings(order)
+	}
+	for i, name := range order {
+		f, ok := s.byName[name]
+		if !ok {
+			return nil, fmt.Errorf("notification_schema.%s.topic.key_order: %q is not a declared identifier", sc.Name, name)
+		}
+		if _, cloud := f.Handler.(*PointCloudHandler); cloud {
+			return nil, fmt.Errorf("notification_schema.%s.topic.key_order: %q is a point cloud and cannot be routed", sc.Name, name)
+		}
+		f.Pos = i + 1
+		s.KeyOrder = append(s.KeyOrder, f)
+	}
+	if !topic.ValidBase(s.Base) {
+		return nil, fmt.Errorf("notification_schema.%s: topic base %q must match [A-Za-z0-9][A-Za-z0-9_-]*", sc.Name, s.Base)
+	}
+	s.ce = newCETemplate(r.baseURL, s.Name)
+	return s, nil
+}
+
+func newHandler(fc *configs.IdentifierField) (Handler, error) {
+	var (
+		h   Handler
+		err error
+	)
+	switch fc.Type {
+	case "StringHandler":
+		h, err = asHandler(NewStringHandler(fc.MaxLength))
+	case "DateHandler":
+		h, err = asHandler(NewDateHandler(fc.CanonicalFormat))
+	case "TimeHandler":
+		h = NewTimeHandler()
+	case "EnumHandler":
+		h, err = asHandler(NewEnumHandler(fc.Values))
+	case "IntHandler":
+		h, err = asHandler(NewIntHandler(fc.Range))
+	case "FloatHandler":
+		h, err = asHandler(NewFloatHandler(fc.Range))
+	case "ExpverHandler":
+		h, err = asHandler(NewExpverHandler(fc.Default))
+	case "PolygonHandler":
+		h = NewPolygonHandler()
+	case "PointCloudHandler":
+		h, err = asHandler(NewPointCloudHandler(fc.MaxPoints))
+	default:
+		err = fmt.Errorf("unknown handler type %q", fc.Type)
+	}
+	return h, err
+}
+
+// asHandler converts a constructor's typed result without producing a
+// non-nil interface holding a nil pointer.
+func asHandler[H Handler](h H, err error) (Handler, error) {
+	if err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// Strict reports whether unknown event types are rejected.
+func (r *Registry) Strict() bool { return r.strict }
+
+// Names returns the configured event types, sorted.
+func (r *Registry) Names() []string { return append([]string(nil), r.names...) }
+
+// BaseURL is the CloudEvent source.
+func (r *Registry) BaseURL() string { return r.baseURL }
+
+// Schema returns the compiled schema of an event type.
+func (r *Registry) Schema(eventType string) (*Schema, bool) {
+	s, ok := r.schemas[eventType]
+	return s, ok
+}
+
+// ByBase returns the schema owning a topic base.
+func (r *Registry) ByBase(base string) (*Schema, bool) {
+	s, ok := r.byBase[base]
+	return s, ok
+}
+
+// ResolveStream maps an event-type name (exact, else ASCII
+// case-insensitive) to its topic base; any other name is returned as is.
+// Admin endpoints use it to accept event-type aliases (reference §15).
+func (r *Registry) ResolveStream(name string) string {
+	if s, ok := r.schemas[name]; ok {
+		return s.Base
+	}
+	for _, n := range r.names {
+		if strings.EqualFold(n, name) {
+			return r.schemas[n].Base
+		}
+	}
+	return name
+}
+
+// Lookup returns the schema for a request's event type: the configured
+// one, or in non-strict mode a generic schema-less one. In strict mode an
+// unknown event type is an *UnknownEventTypeError; a generic event type
+// that is not a valid topic base is a *ValidationError.
+func (r *Registry) Lookup(eventType string) (*Schema, error) {
+	if s, ok := r.schemas[eventType]; ok {
+		return s, nil
+	}
+	if r.strict {
+		return nil, &UnknownEventTypeError{EventType: eventType, Configured: r.Names()}
+	}
+	if !topic.ValidBase(eventType) {
+		return nil, requestInvalid("event type '%s' has no schema and is not a valid topic base: it must match [A-Za-z0-9][A-Za-z0-9_-]*", eventType)
+	}
+	if s, ok := r.byBase[eventType]; ok {
+		return nil, requestInvalid("event type '%s' has no schema, and its name is the topic base of event type '%s'", eventType, s.Name)
+	}
+	return &Schema{
+		Name: eventType, Base: eventType, Generic: true, byName: map[string]*Field{},
+		MaxHistorical: r.defaultCap, ce: newCETemplate(r.baseURL, eventType),
+	}, nil
+}

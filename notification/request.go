@@ -1,0 +1,272 @@
+package notification
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Request is the body shared by notify, watch and replay (reference §2),
+// plus the optional replay end cursors of [N] 0.13.
+type Request struct {
+	EventType string
+	// Identifier maps each key to its raw JSON value. It is never nil.
+	Identifier map[string]json.RawMessage
+	// FromID, FromDate, ToID and ToDate are nil when absent or null.
+	FromID   *string
+	FromDate *string
+	ToID     *string
+	ToDate   *string
+	// Payload is nil when absent or JSON null; otherwise its raw JSON.
+	Payload json.RawMessage
+}
+
+var requestFields = map[string]bool{
+	"event_type": true, "identifier": true, "from_id": true, "from_date": true,
+	"payload": true, "to_id": true, "to_date": true,
+}
+
+// ParseRequest runs the parse pipeline of reference §2 on a request body:
+// JSON syntax (InvalidJSON: the whole body is checked first, strictly:
+// valid UTF-8, no lone surrogates, no trailing data), unknown top-level
+// keys (UnknownField, checked before the shape), then the shape of each
+// field (InvalidShape). It returns a *ParseError on failure. Raw values in
+// the result alias body.
+func ParseRequest(body []byte) (*Request, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, &ParseError{Kind: InvalidJSON, Detail: "EOF while parsing a value: the body is empty"}
+	}
+	top, err := scanRequest(body)
+	if err != nil {
+		return nil, &ParseError{Kind: InvalidJSON, Detail: err.Error()}
+	}
+	if top.kind != '{' {
+		return nil, &ParseError{Kind: InvalidShape, Detail: "expected a JSON object with event_type and identifier, found " + jsonKind(top.kind)}
+	}
+	var unknown []string
+	for _, m := range top.members {
+		if !requestFields[m.key] {
+			unknown = append(unknown, m.key)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return nil, &ParseError{Kind: UnknownField, Detail: quoteList(unknown) +
+			" (allowed: event_type, identifier, from_id, from_date, to_id, to_date, payload)"}
+	}
+	if top.dup != "" {
+		return nil, &ParseError{Kind: InvalidShape, Detail: fmt.Sprintf("duplicate field `%s`", top.dup)}
+	}
+	req := &Request{}
+	var haveType, haveIdent bool
+	for _, m := range top.members {
+		switch m.key {
+		case "event_type":
+			if m.raw[0] != '"' {
+				return nil, shapeErr("event_type", "a string", m.raw)
+			}
+			req.EventType = unquote(m.raw)
+			haveType = true
+		case "identifier":
+			if m.raw[0] != '{' {
+				return nil, shapeErr("identifier", "an object", m.raw)
+			}
+			req.Identifier = top.identifier
+			haveIdent = true
+		case "from_id", "from_date", "to_id", "to_date":
+			s, err := optionalString(m.key, m.raw)
+			if err != nil {
+				return nil, err
+			}
+			switch m.key {
+			case "from_id":
+				req.FromID = s
+			case "from_date":
+				req.FromDate = s
+			case "to_id":
+				req.ToID = s
+			default:
+				req.ToDate = s
+			}
+		case "payload":
+			if string(m.raw) != "null" {
+				req.Payload = json.RawMessage(m.raw)
+			}
+		}
+	}
+	if !haveType {
+		return nil, &ParseError{Kind: InvalidShape, Detail: "missing field `event_type`"}
+	}
+	if !haveIdent {
+		return nil, &ParseError{Kind: InvalidShape, Detail: "missing field `identifier`"}
+	}
+	return req, nil
+}
+
+type member struct {
+	key string
+	raw []byte
+}
+
+// scanned is the top level of a request body.
+type scanned struct {
+	kind    byte // first byte of the top-level value
+	members []member
+	dup     string // first duplicated top-level key
+	// identifier holds the members of the first top-level "identifier"
+	// object (later duplicates of a key inside it win, as in Aviso).
+	identifier map[string]json.RawMessage
+}
+
+// scanRequest validates the whole body as one JSON value and collects the
+// top-level members, and the members of "identifier", as raw spans of body.
+func scanRequest(body []byte) (*scanned, error) {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(body), jsontext.AllowDuplicateNames(true))
+	out := &scanned{kind: body[len(body)-len(bytes.TrimLeft(body, " \t\r\n"))]}
+	if out.kind != '{' {
+		if err := dec.SkipValue(); err != nil {
+			return nil, syntaxErr(body, err)
+		}
+		return out, trailing(dec, body)
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, syntaxErr(body, err)
+	}
+	seen := make(map[string]bool, 4)
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil, syntaxErr(body, err)
+		}
+		key := tok.String()
+		if key == "identifier" && dec.PeekKind() == '{' && out.identifier == nil {
+			ident, err := scanIdentifier(dec, body)
+			if err != nil {
+				return nil, err
+			}
+			out.identifier = ident.m
+			out.members = append(out.members, member{key: key, raw: ident.raw})
+		} else {
+			start := dec.InputOffset()
+			if err := dec.SkipValue(); err != nil {
+				return nil, syntaxErr(body, err)
+			}
+			out.members = append(out.members, member{key: key, raw: bytes.TrimLeft(body[start:dec.InputOffset()], " \t\r\n:")})
+		}
+		if seen[key] && out.dup == "" {
+			out.dup = key
+		}
+		seen[key] = true
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, syntaxErr(body, err)
+	}
+	return out, trailing(dec, body)
+}
+
+type identScan struct {
+	m   map[string]json.RawMessage
+	raw []byte
+}
+
+func scanIdentifier(dec *jsontext.Decoder, body []byte) (identScan, error) {
+	begin := dec.InputOffset()
+	if _, err := dec.ReadToken(); err != nil {
+		return identScan{}, syntaxErr(body, err)
+	}
+	m := make(map[string]json.RawMessage, 8)
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return identScan{}, syntaxErr(body, err)
+		}
+		key := tok.String()
+		start := dec.InputOffset()
+		if err := dec.SkipValue(); err != nil {
+			return identScan{}, syntaxErr(body, err)
+		}
+		m[key] = json.RawMessage(bytes.TrimLeft(body[start:dec.InputOffset()], " \t\r\n:"))
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return identScan{}, syntaxErr(body, err)
+	}
+	return identScan{m: m, raw: bytes.TrimLeft(body[begin:dec.InputOffset()], " \t\r\n:")}, nil
+}
+
+// trailing rejects anything but whitespace after the value.
+func trailing(dec *jsontext.Decoder, body []byte) error {
+	if dec.PeekKind() == 0 {
+		if _, err := dec.ReadToken(); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return syntaxErr(body, err)
+		}
+	}
+	return syntaxErr(body, fmt.Errorf("trailing characters after the JSON value at byte %d", dec.InputOffset()))
+}
+
+// syntaxErr phrases a JSON syntax error with its line and column.
+func syntaxErr(body []byte, err error) error {
+	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("EOF while parsing a value: the JSON text is incomplete")
+	}
+	msg := strings.TrimPrefix(err.Error(), "jsontext: ")
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) {
+		off := min(int(se.ByteOffset), len(body))
+		line := 1 + bytes.Count(body[:off], []byte("\n"))
+		col := off - bytes.LastIndexByte(body[:off], '\n')
+		return fmt.Errorf("%s at line %d column %d", strings.TrimPrefix(se.Err.Error(), "jsontext: "), line, col)
+	}
+	return errors.New(msg)
+}
+
+// unquote decodes a valid JSON string literal.
+func unquote(raw []byte) string {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1])
+	}
+	v, err := jsontext.AppendUnquote(nil, raw)
+	if err != nil {
+		return string(raw[1 : len(raw)-1])
+	}
+	return string(v)
+}
+
+func optionalString(key string, raw json.RawMessage) (*string, error) {
+	if string(raw) == "null" {
+		return nil, nil
+	}
+	if raw[0] != '"' {
+		return nil, shapeErr(key, "a string", raw)
+	}
+	s := unquote(raw)
+	return &s, nil
+}
+
+func shapeErr(key, want string, raw json.RawMessage) *ParseError {
+	return &ParseError{Kind: InvalidShape, Detail: fmt.Sprintf("invalid type for `%s`: expected %s, found %s", key, want, jsonKind(raw[0]))}
+}
+
+func jsonKind(c byte) string {
+	switch c {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	default:
+		return "a number"
+	}
+}

@@ -1,0 +1,148 @@
+// Package notification owns the event-type schemas read from the config:
+// the identifier handlers (one file per handler), constraints, spatial
+// geometry and filters, request canonicalisation for notify, watch and
+// replay, cursor parsing, and CloudEvent construction. It turns untrusted
+// request values into canonical, validated values and typed errors; it does
+// not store, route or transport anything (packages engine and handlers do).
+package notification
+
+import (
+	"encoding/json"
+
+	"herald/topic"
+)
+
+// Handler validates and canonicalises the scalar values of one identifier
+// field. Handlers are immutable after construction and safe for concurrent
+// use.
+type Handler interface {
+	// Type is the handler's name in the schema, for example "IntHandler".
+	Type() string
+	// Canonical validates a value already coerced to text (see Coerce) and
+	// returns its canonical form. The error says what is wrong with the
+	// value without naming the field; the caller adds the field name.
+	Canonical(value string) (string, error)
+	// Describe returns the handler-specific keys shown by the schema API,
+	// with unset optional keys as nil (for example {"max_length": nil}).
+	Describe() map[string]any
+}
+
+// Constrainer is implemented by the handlers that accept constraint
+// objects on watch and replay (IntHandler, FloatHandler, EnumHandler).
+type Constrainer interface {
+	// Constraint compiles one operator ("eq", "in", "gt", "gte", "lt",
+	// "lte", "between") and its JSON operand into a predicate over
+	// canonical values. The error names the operator and says what was
+	// expected.
+	Constraint(op string, operand json.RawMessage) (Constraint, error)
+}
+
+// Constraint is a compiled predicate over one canonical token value.
+type Constraint interface {
+	// Match reports whether the canonical value satisfies the constraint.
+	Match(value string) bool
+}
+
+// Notification is a validated, canonical notification ready to be stored.
+type Notification struct {
+	// EventType is the schema name (for a schema-less generic notification,
+	// the event type as sent).
+	EventType string
+	// Subject is the encoded subject: base first, then the key_order values.
+	Subject string
+	// Tokens are the decoded subject tokens; Tokens[0] is the topic base.
+	Tokens []string
+	// Identifier holds the canonical values of the ordinary (non-spatial)
+	// identifier fields. Rendering uses it only for generic notifications;
+	// schema notifications are rebuilt from Tokens.
+	Identifier map[string]string
+	// Geometry is the notification's polygon or point cloud, nil if none.
+	Geometry *Geometry
+	// Payload is the payload as stored: compact JSON text by default.
+	Payload []byte
+	// ContentType is the media type of Payload ("application/json").
+	ContentType string
+}
+
+// Base returns the topic base, the stream the notification belongs to.
+func (n *Notification) Base() string {
+	if len(n.Tokens) == 0 {
+		return ""
+	}
+	return n.Tokens[0]
+}
+
+// Point is a coordinate, latitude first as everywhere in the API.
+type Point struct {
+	Lat, Lon float64
+}
+
+// BBox is an inclusive latitude/longitude bounding box.
+type BBox struct {
+	MinLat, MinLon, MaxLat, MaxLon float64
+}
+
+// GeometryKind tells what a Geometry's points mean.
+type GeometryKind uint8
+
+// Geometry kinds.
+const (
+	// PolygonGeometry is a closed ring: the first point equals the last.
+	PolygonGeometry GeometryKind = iota + 1
+	// PointCloudGeometry is an ordered list of points.
+	PointCloudGeometry
+)
+
+// Geometry is the spatial metadata of a notification.
+type Geometry struct {
+	Kind   GeometryKind
+	Points []Point
+	BBox   BBox
+}
+
+// SpatialFilter decides whether a notification's geometry passes a
+// watch/replay spatial filter. A nil geometry never passes.
+type SpatialFilter interface {
+	Match(g *Geometry) bool
+}
+
+// TokenConstraint applies a Constraint to the subject token at Pos.
+type TokenConstraint struct {
+	// Pos is the index in the decoded subject tokens (base is 0).
+	Pos int
+	// Field is the constrained identifier's name.
+	Field string
+	// Constraint is the compiled predicate.
+	Constraint Constraint
+}
+
+// Filter is the complete matcher of a watch or replay: subject pattern,
+// constraints and spatial filter. It is reusable by any transport and safe
+// for concurrent use.
+type Filter struct {
+	Pattern     topic.Pattern
+	Constraints []TokenConstraint
+	// Spatial is nil when the request has no spatial filter.
+	Spatial SpatialFilter
+}
+
+// Match reports whether a notification with the given decoded subject
+// tokens and geometry passes the filter (reference §4.4).
+func (f *Filter) Match(tokens []string, g *Geometry) bool {
+	if !f.Pattern.Match(tokens) {
+		return false
+	}
+	for _, c := range f.Constraints {
+		if c.Pos >= len(tokens) {
+			return false
+		}
+		v := tokens[c.Pos]
+		if v == "" || v == "*" || !c.Constraint.Match(v) {
+			return false
+		}
+	}
+	if f.Spatial != nil && !f.Spatial.Match(g) {
+		return false
+	}
+	return true
+}
