@@ -1,0 +1,152 @@
+// Package engine defines the notification engine: the Engine interface
+// every backend implements, the stored Record, the Query a watcher or
+// replay runs, the in-process live fan-out (Hub) with its per-subscriber
+// queues and overflow policies, and the in-memory engine. It knows nothing
+// about HTTP, SSE or CloudEvent wire formats; transports in package
+// handlers drive it.
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"herald/notification"
+)
+
+// Errors returned by engines. Backends wrap them with context; callers test
+// with errors.Is.
+var (
+	// ErrNotFound: the notification or stream does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrUnavailable: the backend cannot be reached right now; the caller
+	// may retry later (HTTP 503 with Retry-After).
+	ErrUnavailable = errors.New("backend unavailable")
+	// ErrClosed: the engine or subscription has been closed.
+	ErrClosed = errors.New("closed")
+	// ErrOverflow: a subscriber fell further behind than its queue allows
+	// and was closed; it should reconnect from its last sequence.
+	ErrOverflow = errors.New("subscriber queue overflow")
+	// ErrGap: the live feed lost notifications it could not recover (for
+	// example after a backend outage); the subscriber should reconnect
+	// from its last sequence.
+	ErrGap = errors.New("live feed gap")
+)
+
+// Record is a stored notification: the canonical notification plus the
+// backend's sequence (dense per stream, from 1) and timestamp. Records are
+// shared between subscribers and must be treated as read-only.
+type Record struct {
+	notification.Notification
+	// Seq is the stream sequence, dense per event type.
+	Seq uint64
+	// Time is the backend timestamp of the stored notification.
+	Time time.Time
+
+	renderOnce sync.Once
+	rendered   []byte
+	renderErr  error
+}
+
+// Rendered returns render(r), computing it once per record however many
+// subscribers deliver it. Transports use it to encode each CloudEvent once.
+func (r *Record) Rendered(render func(*Record) ([]byte, error)) ([]byte, error) {
+	r.renderOnce.Do(func() { r.rendered, r.renderErr = render(r) })
+	return r.rendered, r.renderErr
+}
+
+// Query selects the notifications of one stream that a watcher or replay
+// wants.
+type Query struct {
+	// Stream is the topic base the query reads.
+	Stream string
+	// Filter is the pattern, constraint and spatial matcher.
+	Filter *notification.Filter
+}
+
+// Match reports whether rec passes the query. A nil Filter passes every
+// record of the stream.
+func (q *Query) Match(rec *Record) bool {
+	if rec.Base() != q.Stream {
+		return false
+	}
+	return q.Filter == nil || q.Filter.Match(rec.Tokens, rec.Geometry)
+}
+
+// CoarseSubject is the narrowest backend subject filter the query allows;
+// exact matching always happens afterwards on decoded tokens.
+func (q *Query) CoarseSubject() string {
+	return q.Filter.Pattern.CoarseFilter()
+}
+
+// Range bounds a history read. Sequences and times are inclusive.
+type Range struct {
+	// FromSeq is the first sequence wanted; 0 and 1 both mean the start.
+	FromSeq uint64
+	// FromTime, when non-zero, starts at the first record with
+	// Time >= FromTime instead of FromSeq.
+	FromTime time.Time
+	// ToSeq is the last sequence that may be read: the boundary fixed when
+	// the request subscribed (and any to_id end cursor). It always bounds
+	// the read: 0 (an empty stream's boundary) reads nothing; use
+	// math.MaxUint64 for no bound.
+	ToSeq uint64
+	// ToTime, when non-zero, ends the read after the last record with
+	// Time <= ToTime.
+	ToTime time.Time
+}
+
+// HistoryReader pages through stored records in ascending sequence order.
+type HistoryReader interface {
+	// Next fetches the next page of at most max stored records and returns
+	// those that match the query (possibly none), and done = true once
+	// nothing within the range remains.
+	Next(ctx context.Context, max int) (recs []*Record, done bool, err error)
+	// Close releases the reader's backend resources.
+	Close()
+}
+
+// SubscribeOptions configure a live subscription.
+type SubscribeOptions struct {
+	// QueueSize bounds the records waiting for the subscriber (default
+	// DefaultQueueSize). Memory is spent only on records actually
+	// waiting; above 32 the bound may be exceeded by the one record
+	// being handed over to the subscription's channel.
+	QueueSize int
+	// Overflow says what happens when the queue is full.
+	Overflow OverflowPolicy
+}
+
+// Publisher stores notifications.
+type Publisher interface {
+	// Publish stores n durably and returns only once the backend has
+	// accepted it, with the assigned sequence and timestamp. On error
+	// nothing was stored (or, for an ambiguous backend failure, a retry
+	// with the same notification is deduplicated).
+	Publish(ctx context.Context, n *notification.Notification) (seq uint64, at time.Time, err error)
+}
+
+// Engine is a notification backend.
+type Engine interface {
+	Publisher
+	// Subscribe joins the live fan-out for q. The returned subscription's
+	// Boundary is the last sequence of q.Stream stored before it joined:
+	// every record with a greater sequence that matches q is delivered on
+	// the subscription, every record at or below it is history.
+	Subscribe(ctx context.Context, q Query, opts SubscribeOptions) (*Subscription, error)
+	// LastSeq returns the last sequence allocated in stream (0 if none).
+	LastSeq(ctx context.Context, stream string) (uint64, error)
+	// History opens a reader over the stored records of q.Stream within r
+	// that match q.
+	History(ctx context.Context, q Query, r Range) (HistoryReader, error)
+	// Delete removes one stored notification; ErrNotFound if absent.
+	Delete(ctx context.Context, stream string, seq uint64) error
+	// WipeStream removes every notification of one stream, keeping its
+	// configuration and sequence counter.
+	WipeStream(ctx context.Context, stream string) error
+	// WipeAll removes every notification of every stream this engine owns.
+	WipeAll(ctx context.Context) error
+	// Close stops the engine and ends every subscription with ErrClosed.
+	Close() error
+}

@@ -1,0 +1,598 @@
+package engine
+
+import (
+	"cmp"
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"herald/notification"
+	"herald/topic"
+)
+
+// Defaults of MemoryOptions (reference §20.3).
+const (
+	// DefaultMaxHistoryPerTopic is the in-memory history kept per exact
+	// subject: only the latest notification survives, as in Aviso.
+	DefaultMaxHistoryPerTopic = 1
+	// DefaultMaxTopics is the number of subjects the in-memory engine
+	// tracks before it evicts the least recently published one.
+	DefaultMaxTopics = 10000
+)
+
+// compactMinDead is the number of removed history slots a stream tolerates
+// before it considers compacting its slot index.
+const compactMinDead = 64
+
+// MemoryOptions configure the in-memory engine.
+type MemoryOptions struct {
+	// MaxHistoryPerTopic bounds the records kept per exact subject (FIFO);
+	// DefaultMaxHistoryPerTopic when <= 0.
+	MaxHistoryPerTopic int
+	// MaxTopics bounds the subjects kept across all streams; creating one
+	// more evicts the subject whose newest record is the oldest.
+	// DefaultMaxTopics when <= 0.
+	MaxTopics int
+}
+
+// Memory is the in-memory engine (reference §20.1): process-local history
+// lost on restart, with Aviso's per-subject and subject-count limits, and
+// node-local live fan-out through a Hub. Unlike Aviso's single global
+// counter, sequences are dense per stream (topic base): 1, 2, 3, … for
+// each. Timestamps are the UTC store time, non-decreasing per stream.
+//
+// Each stream has its own lock, so publishes to different streams run in
+// parallel; history reads take the stream's lock for one page at a time.
+// Memory is safe for concurrent use. The zero value is not usable; call
+// NewMemory.
+type Memory struct {
+	maxHistory int
+	maxTopics  int
+	hub        *Hub
+	closed     atomic.Bool
+	// ord numbers stored records across streams, in store order; a
+	// subject's recency is the ord of its newest record.
+	ord atomic.Uint64
+
+	mu      sync.RWMutex // guards streams
+	streams map[string]*memStream
+
+	// evMu guards lru and the heap fields of every memSubject. Lock order:
+	// a stream's mu, then evMu; never a stream lock while holding evMu,
+	// and never two stream locks at once.
+	evMu sync.Mutex
+	lru  subjectHeap
+}
+
+// Engine conformance.
+var _ Engine = (*Memory)(nil)
+
+// NewMemory returns an empty in-memory engine.
+func NewMemory(opts MemoryOptions) *Memory {
+	if opts.MaxHistoryPerTopic <= 0 {
+		opts.MaxHistoryPerTopic = DefaultMaxHistoryPerTopic
+	}
+	if opts.MaxTopics <= 0 {
+		opts.MaxTopics = DefaultMaxTopics
+	}
+	return &Memory{
+		maxHistory: opts.MaxHistoryPerTopic,
+		maxTopics:  opts.MaxTopics,
+		hub:        NewHub(),
+		streams:    map[string]*memStream{},
+	}
+}
+
+// memStream is one stream's history: its sequence counter, the records in
+// sequence order (slots), and its subjects.
+type memStream struct {
+	name string
+
+	mu       sync.RWMutex
+	seq      uint64
+	lastTime time.Time
+	// slots holds every record stored since the last compaction in
+	// ascending sequence order; a removed record leaves its slot with a
+	// nil rec (keeping seq and time, so that binary searches still work)
+	// until a compaction drops the dead slots.
+	slots    []slot
+	dead     int
+	subjects map[string]*memSubject
+}
+
+// slot is one position of a stream's sequence index.
+type slot struct {
+	seq uint64
+	at  time.Time
+	rec *Record // nil once removed
+}
+
+// memSubject is one exact subject's FIFO of records.
+type memSubject struct {
+	st  *memStream
+	key string
+	// recs holds the subject's records, oldest first; guarded by st.mu.
+	recs []memEntry
+
+	// newest is the ord of the newest record and hidx the position in
+	// Memory.lru, -1 once evicted or removed; both guarded by Memory.evMu.
+	newest uint64
+	hidx   int
+}
+
+// memEntry is a stored record with its store order.
+type memEntry struct {
+	rec *Record
+	ord uint64
+}
+
+// subjectHeap is a min-heap of subjects by the ord of their newest record:
+// its root is the subject whose newest record is the oldest.
+type subjectHeap []*memSubject
+
+func (h subjectHeap) Len() int           { return len(h) }
+func (h subjectHeap) Less(i, j int) bool { return h[i].newest < h[j].newest }
+func (h subjectHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].hidx = i
+	h[j].hidx = j
+}
+
+func (h *subjectHeap) Push(x any) {
+	s := x.(*memSubject)
+	s.hidx = len(*h)
+	*h = append(*h, s)
+}
+
+func (h *subjectHeap) Pop() any {
+	old := *h
+	n := len(old) - 1
+	s := old[n]
+	old[n] = nil
+	s.hidx = -1
+	*h = old[:n]
+	return s
+}
+
+// lookup returns the named stream (exact name), or nil.
+func (m *Memory) lookup(name string) *memStream {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.streams[name]
+}
+
+// stream returns the named stream, creating it if needed.
+func (m *Memory) stream(name string) *memStream {
+	if st := m.lookup(name); st != nil {
+		return st
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := m.streams[name]
+	if st == nil {
+		st = &memStream{name: name, subjects: map[string]*memSubject{}}
+		m.streams[name] = st
+	}
+	return st
+}
+
+// matching returns the streams whose name equals name case-insensitively,
+// the exact match first, then the others by name.
+func (m *Memory) matching(name string) []*memStream {
+	m.mu.RLock()
+	var out []*memStream
+	for k, st := range m.streams {
+		if strings.EqualFold(k, name) {
+			out = append(out, st)
+		}
+	}
+	m.mu.RUnlock()
+	slices.SortFunc(out, func(a, b *memStream) int {
+		if (a.name == name) != (b.name == name) {
+			if a.name == name {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.name, b.name)
+	})
+	return out
+}
+
+// all returns every stream.
+func (m *Memory) all() []*memStream {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]*memStream, 0, len(m.streams))
+	for _, st := range m.streams {
+		out = append(out, st)
+	}
+	return out
+}
+
+// check returns the error of a call on a closed engine or with an ended
+// context, wrapped with op.
+func (m *Memory) check(ctx context.Context, op string) error {
+	if m.closed.Load() {
+		return fmt.Errorf("memory engine: %s: %w", op, ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("memory engine: %s: %w", op, err)
+	}
+	return nil
+}
+
+// Publish stores n under the next sequence of its stream (n.Base()) with
+// the current UTC time, keeps the subject's FIFO and the subject count
+// within their limits, and hands the record to the live subscribers. The
+// record shares n's slices and maps: do not modify them afterwards.
+//
+// Publish never waits for CloseOnOverflow or DropOnOverflow subscribers.
+// When a BlockOnOverflow subscriber's queue is full it waits, holding no
+// lock, until that subscriber has room or ends; if ctx ends first, the
+// subscriber is ended with ErrOverflow. Either way the record is stored
+// and Publish succeeds.
+func (m *Memory) Publish(ctx context.Context, n *notification.Notification) (uint64, time.Time, error) {
+	if err := m.check(ctx, "publish"); err != nil {
+		return 0, time.Time{}, err
+	}
+	if n == nil || n.Base() == "" {
+		return 0, time.Time{}, errors.New("memory engine: publish: notification has no topic base")
+	}
+	key := n.Subject
+	if key == "" {
+		key = topic.Encode(n.Tokens)
+	}
+	st := m.stream(n.Base())
+
+	st.mu.Lock()
+	seq := st.seq + 1
+	now := time.Now().UTC()
+	if now.Before(st.lastTime) {
+		now = st.lastTime
+	}
+	rec := &Record{Notification: *n, Seq: seq, Time: now}
+	rec.Subject = key
+	e := memEntry{rec: rec, ord: m.ord.Add(1)}
+	subj, victim := m.trackLocked(st, key, e.ord)
+	if old := subj.push(e, m.maxHistory); old != nil {
+		st.removeSlotLocked(old.Seq)
+	}
+	st.slots = append(st.slots, slot{seq: seq, at: now, rec: rec})
+	st.seq, st.lastTime = seq, now
+	p := m.hub.dispatch(rec)
+	st.mu.Unlock()
+
+	if victim != nil {
+		victim.st.mu.Lock()
+		victim.st.purgeLocked(victim)
+		victim.st.mu.Unlock()
+	}
+	p.wait(ctx)
+	return seq, now, nil
+}
+
+// trackLocked returns the subject key of st with its newest record set to
+// ord, creating it if needed. Creating a subject when maxTopics are
+// tracked evicts the least recent one: a victim of st is purged here, a
+// victim of another stream is returned for the caller to purge once it
+// has released st.mu. st.mu must be held.
+func (m *Memory) trackLocked(st *memStream, key string, ord uint64) (subj, victim *memSubject) {
+	subj = st.subjects[key]
+	m.evMu.Lock()
+	if subj != nil && subj.hidx < 0 {
+		// Evicted by another stream's publish that has not purged it yet.
+		st.purgeLocked(subj)
+		subj = nil
+	}
+	if subj == nil {
+		if m.lru.Len() >= m.maxTopics {
+			victim = heap.Pop(&m.lru).(*memSubject)
+		}
+		subj = &memSubject{st: st, key: key, newest: ord}
+		heap.Push(&m.lru, subj)
+		st.subjects[key] = subj
+	} else {
+		subj.newest = ord
+		heap.Fix(&m.lru, subj.hidx)
+	}
+	m.evMu.Unlock()
+	if victim != nil && victim.st == st {
+		st.purgeLocked(victim)
+		victim = nil
+	}
+	return subj, victim
+}
+
+// push appends e to the subject's FIFO and returns the record it pushed
+// out, if the FIFO was full.
+func (sj *memSubject) push(e memEntry, limit int) *Record {
+	if len(sj.recs) < limit {
+		sj.recs = append(sj.recs, e)
+		return nil
+	}
+	old := sj.recs[0].rec
+	if limit <= 32 {
+		copy(sj.recs, sj.recs[1:])
+		sj.recs[len(sj.recs)-1] = e
+		return old
+	}
+	sj.recs[0] = memEntry{}
+	sj.recs = append(sj.recs[1:], e)
+	return old
+}
+
+// purgeLocked removes an evicted subject (already out of the eviction
+// heap) and its records from st, unless it has already been replaced or
+// removed. st.mu must be held.
+func (st *memStream) purgeLocked(subj *memSubject) {
+	if st.subjects[subj.key] != subj {
+		return
+	}
+	for _, e := range subj.recs {
+		st.removeSlotLocked(e.rec.Seq)
+	}
+	subj.recs = nil
+	delete(st.subjects, subj.key)
+}
+
+// untrack takes subj out of the eviction heap if it is still there.
+func (m *Memory) untrack(subj *memSubject) {
+	m.evMu.Lock()
+	if subj.hidx >= 0 {
+		heap.Remove(&m.lru, subj.hidx)
+	}
+	m.evMu.Unlock()
+}
+
+// search returns the index of the first slot with sequence >= seq.
+func (st *memStream) search(seq uint64) int {
+	return sort.Search(len(st.slots), func(i int) bool { return st.slots[i].seq >= seq })
+}
+
+// removeSlotLocked marks the record with sequence seq as removed and
+// compacts the index when dead slots outnumber live ones. It reports
+// whether there was such a record. st.mu must be held.
+func (st *memStream) removeSlotLocked(seq uint64) bool {
+	i := st.search(seq)
+	if i == len(st.slots) || st.slots[i].seq != seq || st.slots[i].rec == nil {
+		return false
+	}
+	st.slots[i].rec = nil
+	st.dead++
+	if st.dead >= compactMinDead && 2*st.dead >= len(st.slots) {
+		live := make([]slot, 0, len(st.slots)-st.dead)
+		for _, s := range st.slots {
+			if s.rec != nil {
+				live = append(live, s)
+			}
+		}
+		st.slots, st.dead = live, 0
+	}
+	return true
+}
+
+// deleteLocked removes the record with sequence seq from the stream and
+// its subject and reports whether it was stored. st.mu must be held.
+func (st *memStream) deleteLocked(m *Memory, seq uint64) bool {
+	i := st.search(seq)
+	if i == len(st.slots) || st.slots[i].seq != seq || st.slots[i].rec == nil {
+		return false
+	}
+	rec := st.slots[i].rec
+	st.removeSlotLocked(seq)
+	subj := st.subjects[rec.Subject]
+	if subj == nil {
+		return true
+	}
+	j, found := slices.BinarySearchFunc(subj.recs, seq, func(e memEntry, s uint64) int {
+		return cmp.Compare(e.rec.Seq, s)
+	})
+	if !found {
+		return true
+	}
+	newest := j == len(subj.recs)-1
+	subj.recs = slices.Delete(subj.recs, j, j+1)
+	switch {
+	case len(subj.recs) == 0:
+		m.untrack(subj)
+		delete(st.subjects, subj.key)
+	case newest:
+		m.evMu.Lock()
+		if subj.hidx >= 0 {
+			subj.newest = subj.recs[len(subj.recs)-1].ord
+			heap.Fix(&m.lru, subj.hidx)
+		}
+		m.evMu.Unlock()
+	}
+	return true
+}
+
+// wipeLocked removes every record and subject of the stream, keeping its
+// sequence counter. st.mu must be held.
+func (st *memStream) wipeLocked(m *Memory) {
+	m.evMu.Lock()
+	for _, subj := range st.subjects {
+		if subj.hidx >= 0 {
+			heap.Remove(&m.lru, subj.hidx)
+		}
+	}
+	m.evMu.Unlock()
+	st.subjects = map[string]*memSubject{}
+	st.slots = nil
+	st.dead = 0
+}
+
+// Subscribe joins the live fan-out of q.Stream; see Engine.Subscribe and
+// Hub.Subscribe.
+func (m *Memory) Subscribe(ctx context.Context, q Query, opts SubscribeOptions) (*Subscription, error) {
+	if err := m.check(ctx, "subscribe"); err != nil {
+		return nil, err
+	}
+	return m.hub.Subscribe(q, opts), nil
+}
+
+// LastSeq returns the last sequence allocated in the stream (exact name),
+// 0 if it has none.
+func (m *Memory) LastSeq(ctx context.Context, stream string) (uint64, error) {
+	if err := m.check(ctx, "last sequence"); err != nil {
+		return 0, err
+	}
+	st := m.lookup(stream)
+	if st == nil {
+		return 0, nil
+	}
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return st.seq, nil
+}
+
+// History opens a reader over the records of q.Stream within r that match
+// q. The reader is consistent with concurrent publishes, deletions and
+// evictions: it never returns a record above r.ToSeq, and records removed
+// before it reaches them are simply not returned.
+func (m *Memory) History(ctx context.Context, q Query, r Range) (HistoryReader, error) {
+	if err := m.check(ctx, "history"); err != nil {
+		return nil, err
+	}
+	pos := max(r.FromSeq, 1)
+	if !r.FromTime.IsZero() {
+		pos = 1 // FromTime replaces FromSeq
+	}
+	return &memReader{m: m, q: q, r: r, pos: pos}, nil
+}
+
+// memReader pages through a stream's slots by sequence position, taking
+// the stream's lock once per page.
+type memReader struct {
+	m    *Memory
+	q    Query
+	r    Range
+	pos  uint64 // next sequence to look at
+	done bool
+}
+
+// Next implements HistoryReader: it examines at most limit stored records
+// from its position and returns those that match.
+func (rd *memReader) Next(ctx context.Context, limit int) ([]*Record, bool, error) {
+	if rd.done {
+		return nil, true, nil
+	}
+	if err := rd.m.check(ctx, "history"); err != nil {
+		return nil, false, err
+	}
+	if limit <= 0 {
+		return nil, false, fmt.Errorf("memory engine: history: page size %d, want > 0", limit)
+	}
+	st := rd.m.lookup(rd.q.Stream)
+	if st == nil {
+		rd.done = true
+		return nil, true, nil
+	}
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	i := st.search(rd.pos)
+	if from := rd.r.FromTime; !from.IsZero() {
+		j := sort.Search(len(st.slots), func(k int) bool { return !st.slots[k].at.Before(from) })
+		i = max(i, j)
+	}
+	var out []*Record
+	scanned := 0
+	for ; i < len(st.slots); i++ {
+		s := &st.slots[i]
+		if s.seq > rd.r.ToSeq || (!rd.r.ToTime.IsZero() && s.at.After(rd.r.ToTime)) {
+			rd.done = true
+			break
+		}
+		if s.rec == nil {
+			continue
+		}
+		if scanned == limit {
+			break
+		}
+		scanned++
+		rd.pos = s.seq + 1
+		if f := rd.q.Filter; f == nil || f.Match(s.rec.Tokens, s.rec.Geometry) {
+			out = append(out, s.rec)
+		}
+	}
+	if i == len(st.slots) {
+		rd.done = true
+	}
+	return out, rd.done, nil
+}
+
+// Close implements HistoryReader.
+func (rd *memReader) Close() { rd.done = true }
+
+// Delete removes one stored record. The stream is matched
+// case-insensitively, as Aviso's in-memory backend does (the exact name
+// first); ErrNotFound if no such stream holds seq.
+func (m *Memory) Delete(ctx context.Context, stream string, seq uint64) error {
+	if err := m.check(ctx, "delete"); err != nil {
+		return err
+	}
+	for _, st := range m.matching(stream) {
+		st.mu.Lock()
+		ok := st.deleteLocked(m, seq)
+		st.mu.Unlock()
+		if ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("memory engine: delete %s@%d: %w", stream, seq, ErrNotFound)
+}
+
+// WipeStream removes every record of the streams whose name equals stream
+// case-insensitively; an unknown name is a successful no-op. Sequence
+// counters keep counting.
+func (m *Memory) WipeStream(ctx context.Context, stream string) error {
+	if err := m.check(ctx, "wipe stream"); err != nil {
+		return err
+	}
+	for _, st := range m.matching(stream) {
+		st.mu.Lock()
+		st.wipeLocked(m)
+		st.mu.Unlock()
+	}
+	return nil
+}
+
+// WipeAll removes every record of every stream. Sequence counters keep
+// counting.
+func (m *Memory) WipeAll(ctx context.Context) error {
+	if err := m.check(ctx, "wipe all"); err != nil {
+		return err
+	}
+	for _, st := range m.all() {
+		st.mu.Lock()
+		st.wipeLocked(m)
+		st.mu.Unlock()
+	}
+	return nil
+}
+
+// Topics returns the number of subjects currently tracked (at most
+// MaxTopics).
+func (m *Memory) Topics() int {
+	m.evMu.Lock()
+	defer m.evMu.Unlock()
+	return m.lru.Len()
+}
+
+// Close ends every subscription with ErrClosed; later calls return
+// ErrClosed. It is idempotent and always returns nil.
+func (m *Memory) Close() error {
+	if m.closed.Swap(true) {
+		return nil
+	}
+	m.hub.Close()
+	return nil
+}
