@@ -1,0 +1,765 @@
+package openapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// route is one method and path served by api.NewRouter, with the response
+// statuses the document must list for it.
+type route struct {
+	method   string
+	path     string
+	statuses []string
+}
+
+// routes mirrors api.NewRouter (package api imports this package, so the
+// test cannot ask the router). Keep the two in step: a route added there
+// must be added here and documented in openapi.json.
+var routes = []route{
+	{"GET", "/", []string{"200"}},
+	{"GET", "/health", []string{"200"}},
+	{"GET", "/api-docs/openapi.json", []string{"200"}},
+	{"GET", "/swagger-ui", []string{"200"}},
+	{"GET", "/swagger-ui/", []string{"200"}},
+	{"GET", "/api/v1/schema", []string{"200"}},
+	{"GET", "/api/v1/schema/{event_type}", []string{"200", "404"}},
+	{"POST", "/api/v1/notification", []string{"200", "400", "401", "403", "408", "413", "500", "503"}},
+	{"POST", "/api/v1/watch", []string{"200", "400", "401", "403", "408", "413", "500", "503"}},
+	{"POST", "/api/v1/replay", []string{"200", "400", "401", "403", "408", "413", "500", "503"}},
+	{"DELETE", "/api/v1/admin/notification/{notification_id}", []string{"200", "400", "401", "403", "404", "500", "503"}},
+	{"DELETE", "/api/v1/admin/wipe/stream", []string{"200", "400", "401", "403", "404", "408", "413", "500", "503"}},
+	{"DELETE", "/api/v1/admin/wipe/all", []string{"200", "401", "403", "500", "503"}},
+}
+
+// publicRoutes never need credentials: their operations declare an empty
+// security requirement list.
+var publicRoutes = map[string]bool{
+	"GET /": true, "GET /health": true, "GET /api-docs/openapi.json": true,
+	"GET /swagger-ui": true, "GET /swagger-ui/": true,
+	"GET /api/v1/schema": true, "GET /api/v1/schema/{event_type}": true,
+}
+
+// loadDoc decodes the embedded document.
+func loadDoc(t *testing.T) map[string]any {
+	t.Helper()
+	var doc map[string]any
+	dec := json.NewDecoder(bytes.NewReader(Spec()))
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("openapi.json is not valid JSON: %v", err)
+	}
+	if dec.More() {
+		t.Fatal("openapi.json has data after the document")
+	}
+	return doc
+}
+
+// pointer resolves a local JSON pointer ("#/components/schemas/X").
+func pointer(doc map[string]any, ref string) (any, error) {
+	if !strings.HasPrefix(ref, "#/") {
+		return nil, fmt.Errorf("%q is not a local reference", ref)
+	}
+	var v any = doc
+	for _, tok := range strings.Split(ref[2:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch n := v.(type) {
+		case map[string]any:
+			next, ok := n[tok]
+			if !ok {
+				return nil, fmt.Errorf("%q: no %q", ref, tok)
+			}
+			v = next
+		default:
+			return nil, fmt.Errorf("%q: cannot descend into %T at %q", ref, v, tok)
+		}
+	}
+	return v, nil
+}
+
+// deref follows $ref until it reaches a non-reference object.
+func deref(t *testing.T, doc map[string]any, v any) map[string]any {
+	t.Helper()
+	for range 10 {
+		m, ok := v.(map[string]any)
+		if !ok {
+			t.Fatalf("expected an object, got %T", v)
+		}
+		ref, ok := m["$ref"].(string)
+		if !ok {
+			return m
+		}
+		next, err := pointer(doc, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v = next
+	}
+	t.Fatal("reference chain too long")
+	return nil
+}
+
+// walk calls fn for every value of the document with its location.
+func walk(v any, at string, fn func(at string, v any)) {
+	fn(at, v)
+	switch n := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(n))
+		for k := range n {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			walk(n[k], at+"/"+strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1"), fn)
+		}
+	case []any:
+		for i, e := range n {
+			walk(e, fmt.Sprintf("%s/%d", at, i), fn)
+		}
+	}
+}
+
+var httpMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+// docOperations returns "METHOD path" for every operation of the document.
+func docOperations(doc map[string]any) map[string]map[string]any {
+	ops := map[string]map[string]any{}
+	for p, item := range doc["paths"].(map[string]any) {
+		for m, op := range item.(map[string]any) {
+			if slices.Contains(httpMethods, m) {
+				ops[strings.ToUpper(m)+" "+p] = op.(map[string]any)
+			}
+		}
+	}
+	return ops
+}
+
+func TestDocumentIsOpenAPI31(t *testing.T) {
+	doc := loadDoc(t)
+	if v, _ := doc["openapi"].(string); !regexp.MustCompile(`^3\.1\.\d+$`).MatchString(v) {
+		t.Fatalf("openapi = %q, want 3.1.x", v)
+	}
+	info := doc["info"].(map[string]any)
+	if info["title"] != "herald" || info["version"] != "1.0.0" {
+		t.Fatalf("info title/version = %v/%v, want herald/1.0.0", info["title"], info["version"])
+	}
+}
+
+func TestEveryRefResolves(t *testing.T) {
+	doc := loadDoc(t)
+	used := map[string]bool{}
+	refs := 0
+	walk(doc, "#", func(at string, v any) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		ref, ok := m["$ref"]
+		if !ok {
+			return
+		}
+		s, ok := ref.(string)
+		if !ok {
+			t.Errorf("%s: $ref is %T, want a string", at, ref)
+			return
+		}
+		if _, err := pointer(doc, s); err != nil {
+			t.Errorf("%s: %v", at, err)
+		}
+		refs++
+		used[s] = true
+	})
+	if refs == 0 {
+		t.Fatal("no $ref found")
+	}
+	// Every component is used: a dead component is a sign of a mistake.
+	for kind, group := range doc["components"].(map[string]any) {
+		if kind == "securitySchemes" {
+			continue
+		}
+		for name := range group.(map[string]any) {
+			if ref := "#/components/" + kind + "/" + name; !used[ref] {
+				t.Errorf("%s is never referenced", ref)
+			}
+		}
+	}
+}
+
+func TestRoutesDocumentedExactly(t *testing.T) {
+	doc := loadDoc(t)
+	ops := docOperations(doc)
+	var want, got []string
+	for _, r := range routes {
+		want = append(want, r.method+" "+r.path)
+	}
+	for k := range ops {
+		got = append(got, k)
+	}
+	sort.Strings(want)
+	sort.Strings(got)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("documented operations\n got %q\nwant %q", got, want)
+	}
+	for _, r := range routes {
+		op := ops[r.method+" "+r.path]
+		var codes []string
+		for c := range op["responses"].(map[string]any) {
+			codes = append(codes, c)
+		}
+		sort.Strings(codes)
+		if !reflect.DeepEqual(codes, r.statuses) {
+			t.Errorf("%s %s: statuses %q, want %q", r.method, r.path, codes, r.statuses)
+		}
+		if s, _ := op["summary"].(string); s == "" {
+			t.Errorf("%s %s: no summary", r.method, r.path)
+		}
+	}
+}
+
+func TestOperationIDsUnique(t *testing.T) {
+	doc := loadDoc(t)
+	seen := map[string]string{}
+	for k, op := range docOperations(doc) {
+		id, _ := op["operationId"].(string)
+		if id == "" {
+			t.Errorf("%s: no operationId", k)
+			continue
+		}
+		if prev, dup := seen[id]; dup {
+			t.Errorf("operationId %q used by %s and %s", id, prev, k)
+		}
+		seen[id] = k
+	}
+}
+
+func TestPathParametersDeclared(t *testing.T) {
+	doc := loadDoc(t)
+	tmpl := regexp.MustCompile(`\{([^}]+)\}`)
+	for k, op := range docOperations(doc) {
+		path := strings.SplitN(k, " ", 2)[1]
+		var want []string
+		for _, m := range tmpl.FindAllStringSubmatch(path, -1) {
+			want = append(want, m[1])
+		}
+		var got []string
+		params, _ := op["parameters"].([]any)
+		for _, p := range params {
+			pm := deref(t, doc, p)
+			if pm["in"] != "path" {
+				t.Errorf("%s: parameter %v is in %v; herald takes no query, header or cookie parameters", k, pm["name"], pm["in"])
+				continue
+			}
+			if pm["required"] != true {
+				t.Errorf("%s: path parameter %v is not required", k, pm["name"])
+			}
+			got = append(got, pm["name"].(string))
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: path parameters %q, want %q", k, got, want)
+		}
+	}
+}
+
+func TestEveryResponseHasRequestID(t *testing.T) {
+	doc := loadDoc(t)
+	for k, op := range docOperations(doc) {
+		for code, r := range op["responses"].(map[string]any) {
+			resp := deref(t, doc, r)
+			h, _ := resp["headers"].(map[string]any)
+			x, ok := h["X-Request-ID"].(map[string]any)
+			if !ok {
+				t.Errorf("%s %s: no X-Request-ID header", k, code)
+				continue
+			}
+			if x["$ref"] != "#/components/headers/XRequestID" {
+				t.Errorf("%s %s: X-Request-ID is %v, want the XRequestID component", k, code, x)
+			}
+			if d, _ := resp["description"].(string); d == "" {
+				t.Errorf("%s %s: no description", k, code)
+			}
+		}
+	}
+}
+
+func TestErrorCodes(t *testing.T) {
+	doc := loadDoc(t)
+	codes := doc["components"].(map[string]any)["schemas"].(map[string]any)["ErrorCode"].(map[string]any)["enum"]
+	want := []any{
+		// reference §12.2
+		"INVALID_JSON", "UNKNOWN_FIELD", "INVALID_REQUEST_SHAPE", "UNKNOWN_EVENT_TYPE",
+		"INVALID_NOTIFICATION_REQUEST", "INVALID_WATCH_REQUEST", "INVALID_REPLAY_REQUEST",
+		"UNAUTHORIZED", "FORBIDDEN",
+		// herald
+		"REQUEST_TIMEOUT", "PAYLOAD_TOO_LARGE",
+		// reference §12.2
+		"NOTIFICATION_PROCESSING_FAILED", "NOTIFICATION_STORAGE_FAILED",
+		"SSE_STREAM_INITIALIZATION_FAILED", "INTERNAL_ERROR", "SERVICE_UNAVAILABLE",
+	}
+	if !reflect.DeepEqual(codes, want) {
+		t.Fatalf("ErrorCode enum\n got %v\nwant %v", codes, want)
+	}
+}
+
+func TestSecurity(t *testing.T) {
+	doc := loadDoc(t)
+	wantTop := []any{map[string]any{}, map[string]any{"bearerAuth": []any{}}, map[string]any{"basicAuth": []any{}}}
+	if !reflect.DeepEqual(doc["security"], wantTop) {
+		t.Fatalf("top-level security = %v, want %v (credentials optional)", doc["security"], wantTop)
+	}
+	schemes := doc["components"].(map[string]any)["securitySchemes"].(map[string]any)
+	for name, scheme := range map[string]string{"bearerAuth": "bearer", "basicAuth": "basic"} {
+		s := schemes[name].(map[string]any)
+		if s["type"] != "http" || s["scheme"] != scheme {
+			t.Errorf("securitySchemes.%s = %v, want http %s", name, s, scheme)
+		}
+	}
+	for k, op := range docOperations(doc) {
+		sec, has := op["security"]
+		switch {
+		case publicRoutes[k] && !(has && reflect.DeepEqual(sec, []any{})):
+			t.Errorf("%s: security = %v, want [] (never needs credentials)", k, sec)
+		case !publicRoutes[k] && has:
+			t.Errorf("%s: security = %v, want the top-level optional requirement", k, sec)
+		}
+	}
+}
+
+// sseEvent is one parsed Server-Sent Event of an example stream.
+type sseEvent struct {
+	Event string `json:"event"`
+	Data  any    `json:"data"`
+}
+
+// parseSSE parses a stream in herald's exact framing: `event: <name>`,
+// `data: <one line of JSON>`, blank line, nothing else.
+func parseSSE(s string) ([]sseEvent, error) {
+	if !strings.HasSuffix(s, "\n\n") {
+		return nil, fmt.Errorf("stream does not end with a blank line")
+	}
+	var out []sseEvent
+	for i, block := range strings.Split(strings.TrimSuffix(s, "\n\n"), "\n\n") {
+		lines := strings.Split(block, "\n")
+		if len(lines) != 2 || !strings.HasPrefix(lines[0], "event: ") || !strings.HasPrefix(lines[1], "data: ") {
+			return nil, fmt.Errorf("event %d is not `event:` + `data:`: %q", i, block)
+		}
+		ev := sseEvent{Event: strings.TrimPrefix(lines[0], "event: ")}
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(lines[1], "data: ")), &ev.Data); err != nil {
+			return nil, fmt.Errorf("event %d data: %v", i, err)
+		}
+		out = append(out, ev)
+	}
+	return out, nil
+}
+
+// validator checks JSON values against the JSON Schema subset the
+// document uses. A keyword it does not know fails the test, so the
+// document cannot silently use one the checks skip.
+type validator struct {
+	doc map[string]any
+}
+
+var annotations = map[string]bool{
+	"description": true, "examples": true, "format": true,
+	"contentMediaType": true, "contentSchema": true,
+}
+
+func (v *validator) validate(schema, value any, at string) []string {
+	switch s := schema.(type) {
+	case bool:
+		if !s {
+			return []string{at + ": no value is allowed here"}
+		}
+		return nil
+	case map[string]any:
+		return v.object(s, value, at)
+	}
+	return []string{fmt.Sprintf("%s: schema is %T", at, schema)}
+}
+
+func jsonType(value any) string {
+	switch x := value.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case float64:
+		if x == math.Trunc(x) {
+			return "integer"
+		}
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", value)
+}
+
+func (v *validator) object(s map[string]any, value any, at string) []string {
+	var errs []string
+	fail := func(format string, args ...any) { errs = append(errs, at+": "+fmt.Sprintf(format, args...)) }
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		kw := s[k]
+		switch k {
+		case "$ref":
+			target, err := pointer(v.doc, kw.(string))
+			if err != nil {
+				fail("%v", err)
+				continue
+			}
+			errs = append(errs, v.validate(target, value, at)...)
+		case "type":
+			var types []string
+			switch tt := kw.(type) {
+			case string:
+				types = []string{tt}
+			case []any:
+				for _, x := range tt {
+					types = append(types, x.(string))
+				}
+			}
+			got := jsonType(value)
+			if !slices.Contains(types, got) && !(got == "integer" && slices.Contains(types, "number")) {
+				fail("type %s, want %v", got, types)
+			}
+		case "const":
+			if !reflect.DeepEqual(value, kw) {
+				fail("%v, want const %v", value, kw)
+			}
+		case "enum":
+			if !slices.ContainsFunc(kw.([]any), func(e any) bool { return reflect.DeepEqual(e, value) }) {
+				fail("%v is not in enum %v", value, kw)
+			}
+		case "properties":
+			obj, ok := value.(map[string]any)
+			if !ok {
+				continue
+			}
+			for name, ps := range kw.(map[string]any) {
+				if pv, ok := obj[name]; ok {
+					errs = append(errs, v.validate(ps, pv, at+"."+name)...)
+				}
+			}
+		case "required":
+			obj, ok := value.(map[string]any)
+			if !ok {
+				continue
+			}
+			for _, name := range kw.([]any) {
+				if _, ok := obj[name.(string)]; !ok {
+					fail("missing required %q", name)
+				}
+			}
+		case "additionalProperties":
+			obj, ok := value.(map[string]any)
+			if !ok {
+				continue
+			}
+			props, _ := s["properties"].(map[string]any)
+			for name, pv := range obj {
+				if _, declared := props[name]; !declared {
+					errs = append(errs, v.validate(kw, pv, at+"."+name)...)
+				}
+			}
+		case "items":
+			arr, ok := value.([]any)
+			if !ok {
+				continue
+			}
+			prefix, _ := s["prefixItems"].([]any)
+			for i := len(prefix); i < len(arr); i++ {
+				errs = append(errs, v.validate(kw, arr[i], fmt.Sprintf("%s[%d]", at, i))...)
+			}
+		case "prefixItems":
+			arr, ok := value.([]any)
+			if !ok {
+				continue
+			}
+			for i, ps := range kw.([]any) {
+				if i < len(arr) {
+					errs = append(errs, v.validate(ps, arr[i], fmt.Sprintf("%s[%d]", at, i))...)
+				}
+			}
+		case "minItems", "maxItems":
+			if arr, ok := value.([]any); ok {
+				n := kw.(float64)
+				if (k == "minItems" && float64(len(arr)) < n) || (k == "maxItems" && float64(len(arr)) > n) {
+					fail("%d items, %s %v", len(arr), k, n)
+				}
+			}
+		case "minProperties", "maxProperties":
+			if obj, ok := value.(map[string]any); ok {
+				n := kw.(float64)
+				if (k == "minProperties" && float64(len(obj)) < n) || (k == "maxProperties" && float64(len(obj)) > n) {
+					fail("%d properties, %s %v", len(obj), k, n)
+				}
+			}
+		case "minLength":
+			if str, ok := value.(string); ok && float64(len([]rune(str))) < kw.(float64) {
+				fail("%q is shorter than %v", str, kw)
+			}
+		case "pattern":
+			if str, ok := value.(string); ok && !regexp.MustCompile(kw.(string)).MatchString(str) {
+				fail("%q does not match %s", str, kw)
+			}
+		case "minimum", "maximum":
+			if n, ok := value.(float64); ok {
+				if (k == "minimum" && n < kw.(float64)) || (k == "maximum" && n > kw.(float64)) {
+					fail("%v breaks %s %v", n, k, kw)
+				}
+			}
+		case "oneOf", "anyOf", "allOf":
+			matched := 0
+			var sub []string
+			for i, alt := range kw.([]any) {
+				e := v.validate(alt, value, fmt.Sprintf("%s<%s %d>", at, k, i))
+				if len(e) == 0 {
+					matched++
+				}
+				sub = append(sub, e...)
+			}
+			n := len(kw.([]any))
+			switch {
+			case k == "oneOf" && matched != 1:
+				fail("matches %d of oneOf, want exactly 1 %v", matched, sub)
+			case k == "anyOf" && matched == 0:
+				fail("matches none of anyOf %v", sub)
+			case k == "allOf" && matched != n:
+				fail("does not match allOf %v", sub)
+			}
+		default:
+			if !annotations[k] {
+				fail("the test validator does not support keyword %q", k)
+			}
+		}
+	}
+	return errs
+}
+
+func TestExamplesMatchSchemas(t *testing.T) {
+	doc := loadDoc(t)
+	v := &validator{doc: doc}
+	var schemaExamples, mediaExamples, streamExamples, streamEvents, paramExamples int
+	check := func(at string, schema, value any) {
+		for _, e := range v.validate(schema, value, at) {
+			t.Error(e)
+		}
+	}
+	walk(doc, "#", func(at string, node any) {
+		m, ok := node.(map[string]any)
+		if !ok {
+			return
+		}
+		switch ex := m["examples"].(type) {
+		case []any: // a schema's own examples
+			for i, e := range ex {
+				check(fmt.Sprintf("%s/examples/%d", at, i), m, e)
+				schemaExamples++
+			}
+		case map[string]any: // a media type's named examples
+			schema, ok := m["schema"]
+			if !ok {
+				t.Errorf("%s: examples without a schema", at)
+				return
+			}
+			for name, e := range ex {
+				val := deref(t, doc, e)["value"]
+				where := at + "/examples/" + name
+				if !strings.HasSuffix(at, "/text~1event-stream") {
+					check(where, schema, val)
+					mediaExamples++
+					continue
+				}
+				stream := deref(t, doc, schema)
+				check(where, stream, val)
+				events, err := parseSSE(val.(string))
+				if err != nil {
+					t.Errorf("%s: %v", where, err)
+					continue
+				}
+				if len(events) == 0 || events[len(events)-1].Event != "connection-closing" {
+					t.Errorf("%s: the stream does not end with connection-closing", where)
+				}
+				for i, ev := range events {
+					raw, _ := json.Marshal(ev)
+					var generic any
+					_ = json.Unmarshal(raw, &generic)
+					check(fmt.Sprintf("%s event %d", where, i), stream["contentSchema"], generic)
+					streamEvents++
+				}
+				streamExamples++
+			}
+		}
+		if e, ok := m["example"]; ok {
+			schema, ok := m["schema"]
+			if !ok {
+				t.Errorf("%s: example without a schema", at)
+				return
+			}
+			check(at+"/example", schema, e)
+			paramExamples++
+		}
+	})
+	for name, n := range map[string]int{"schema": schemaExamples, "media type": mediaExamples,
+		"stream": streamExamples, "stream event": streamEvents, "parameter/header": paramExamples} {
+		if n == 0 {
+			t.Errorf("no %s examples were checked", name)
+		}
+	}
+}
+
+// TestValidatorRejects makes sure the example check can fail: a few wrong
+// values against document schemas.
+func TestValidatorRejects(t *testing.T) {
+	doc := loadDoc(t)
+	v := &validator{doc: doc}
+	cases := []struct {
+		schema string
+		value  string
+		errs   int
+	}{
+		{"ErrorBody", `{"code":"NOPE","error":"x","message":"m","request_id":"3f1c9a6e-8b2d-4e57-9a41-0c6d2b7e5f18"}`, 1},
+		{"ErrorBody", `{"code":"INVALID_JSON","error":"x","message":"m"}`, 1},
+		{"Request", `{"event_type":"x","identifier":{},"foo":1}`, 1},
+		{"Request", `{"event_type":"x","identifier":{},"from_id":5}`, 1},
+		{"SequenceCursor", `"x@5"`, 1},
+		{"LatLon", `[91, 0]`, 1},
+		{"LatLon", `[1, 2, 3]`, 2},
+		{"Constraint", `{"gte":1,"lte":2}`, 1},
+		{"WatchEvent", `{"event":"heartbeat","data":{"timestamp":"2025-07-06T12:00:00Z"}}`, 1},
+		{"ReplayEvent", `{"event":"heartbeat","data":{"timestamp":"2025-07-06T12:00:00Z","topic":"t"}}`, 1},
+		{"ReplayEvent", `{"event":"replay-control","data":{"type":"replay_completed","topic":"t","timestamp":"2025-07-06T12:00:00Z"}}`, 0},
+	}
+	for _, c := range cases {
+		var val any
+		if err := json.Unmarshal([]byte(c.value), &val); err != nil {
+			t.Fatal(err)
+		}
+		errs := v.validate(map[string]any{"$ref": "#/components/schemas/" + c.schema}, val, c.schema)
+		if len(errs) != c.errs {
+			t.Errorf("%s %s: %d errors %q, want %d", c.schema, c.value, len(errs), errs, c.errs)
+		}
+	}
+}
+
+func TestDocumentHandler(t *testing.T) {
+	rec := httptest.NewRecorder()
+	Document(rec, httptest.NewRequest(http.MethodGet, "/api-docs/openapi.json", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d, want 200", rec.Code)
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("Content-Type %q, want application/json", ct)
+	}
+	if !bytes.Equal(rec.Body.Bytes(), Spec()) {
+		t.Fatal("served document differs from Spec()")
+	}
+}
+
+func TestSpecReturnsCopy(t *testing.T) {
+	a := Spec()
+	a[0] = 'X'
+	if b := Spec(); b[0] != '{' {
+		t.Fatalf("Spec() shares its bytes: first byte %q after a caller's write", b[0])
+	}
+}
+
+func TestDocsPage(t *testing.T) {
+	rec := httptest.NewRecorder()
+	DocsPage(rec, httptest.NewRequest(http.MethodGet, "/swagger-ui/", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d, want 200", rec.Code)
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != "text/html; charset=utf-8" {
+		t.Fatalf("Content-Type %q, want text/html; charset=utf-8", ct)
+	}
+	body := rec.Body.String()
+	// Without JavaScript every endpoint is listed, as a link and as a section.
+	for _, r := range routes {
+		entry := "<code>" + r.method + " " + r.path + "</code>"
+		if strings.Count(body, entry) != 1 {
+			t.Errorf("page lists %q %d times, want once", entry, strings.Count(body, entry))
+		}
+		section := fmt.Sprintf(`id="%s" data-method="%s" data-path="%s"`, opID(r.method, r.path), strings.ToLower(r.method), r.path)
+		if strings.Count(body, section) != 1 {
+			t.Errorf("page has section %q %d times, want once", section, strings.Count(body, section))
+		}
+	}
+	if n := strings.Count(body, `<section class="op"`); n != len(routes) {
+		t.Errorf("%d operation sections, want %d", n, len(routes))
+	}
+	// Self-contained: one inline script, nothing loaded from elsewhere.
+	for _, bad := range []string{"src=", "<link", "@import", "//cdn", "https://", "http://"} {
+		if strings.Contains(body, bad) {
+			t.Errorf("page contains %q: it must not load external assets", bad)
+		}
+	}
+	if strings.Count(body, "<script>") != 1 || !strings.Contains(body, `data-doc="/api-docs/openapi.json"`) ||
+		!strings.Contains(body, `fetch(DOC)`) {
+		t.Error("page lacks the inline script that fetches /api-docs/openapi.json")
+	}
+}
+
+func TestOpIDsUnique(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range routes {
+		id := opID(r.method, r.path)
+		if seen[id] {
+			t.Errorf("section id %q is not unique", id)
+		}
+		seen[id] = true
+	}
+	if got := opID("GET", "/api/v1/schema/{event_type}"); got != "op-get-api-v1-schema--event-type-" {
+		t.Errorf("opID = %q", got)
+	}
+}
+
+func TestRenderPageRejectsBadDocuments(t *testing.T) {
+	cases := []struct {
+		doc  string
+		want string
+	}{
+		{`{`, "unexpected end of JSON input"},
+		{`{"info":{}}`, "no paths"},
+		{`{"paths":[]}`, "paths: not a JSON object"},
+		{`{"paths":{"/x":{"get":{"summary":1}}}}`, "get /x: json: cannot unmarshal number into Go struct field .summary of type string"},
+	}
+	for _, c := range cases {
+		_, err := renderPage([]byte(c.doc))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("renderPage(%s) error = %v, want %q", c.doc, err, c.want)
+		}
+	}
+}
+
+func TestOperationsOrderAndStatuses(t *testing.T) {
+	doc := `{"paths":{"/b":{"delete":{"summary":"d","responses":{"500":{"description":"Broke. More."},"200":{"$ref":"#/components/responses/Ok"}}},"get":{"summary":"g"}},"/a":{"post":{"summary":"p"}}}}`
+	ops, err := operations([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []operation{
+		{Method: "GET", Path: "/b", Summary: "g"},
+		{Method: "DELETE", Path: "/b", Summary: "d", Statuses: []status{{"200", "Ok"}, {"500", "Broke."}}},
+		{Method: "POST", Path: "/a", Summary: "p"},
+	}
+	if !reflect.DeepEqual(ops, want) {
+		t.Fatalf("operations\n got %+v\nwant %+v", ops, want)
+	}
+}
