@@ -1,0 +1,135 @@
+// Package api wires herald's HTTP surface: the chi router with every
+// route, and the middleware around it (request id, recovery, access log).
+// It owns no endpoint logic (package handlers) and no business rules.
+package api
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"herald/handlers"
+	"herald/openapi"
+)
+
+// Options configure the router.
+type Options struct {
+	// Handlers serve the endpoints.
+	Handlers *handlers.Handlers
+	// Logger receives the access log and recovered panics.
+	Logger *slog.Logger
+}
+
+// NewRouter returns the HTTP handler serving every herald route.
+func NewRouter(opts Options) http.Handler {
+	h := opts.Handlers
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	r := chi.NewRouter()
+	r.Use(RequestID, Recoverer(log), AccessLog(log))
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "404 page not found: "+r.URL.Path, http.StatusNotFound)
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "405 method not allowed: "+r.Method+" "+r.URL.Path, http.StatusMethodNotAllowed)
+	})
+
+	r.Get("/", h.Home)
+	r.Get("/health", h.Health)
+	r.Get("/api-docs/openapi.json", openapi.Document)
+	r.Get("/swagger-ui", openapi.DocsPage)
+	r.Get("/swagger-ui/", openapi.DocsPage)
+
+	r.Route("/api/v1", func(r chi.Router) {
+		r.Get("/schema", h.SchemaList)
+		r.Get("/schema/{event_type}", h.SchemaGet)
+		r.Post("/notification", h.Notify)
+		r.Post("/watch", h.Watch)
+		r.Post("/replay", h.Replay)
+		r.Delete("/admin/notification/{notification_id}", h.AdminDelete)
+		r.Delete("/admin/wipe/stream", h.AdminWipeStream)
+		r.Delete("/admin/wipe/all", h.AdminWipeAll)
+	})
+	return r
+}
+
+// RequestID gives every request a fresh UUID: in the X-Request-ID response
+// header (404, 405 and SSE included) and in the request context. An
+// inbound X-Request-ID is not adopted (reference §1).
+func RequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := uuid.NewString()
+		w.Header().Set("X-Request-ID", id)
+		next.ServeHTTP(w, r.WithContext(handlers.WithRequestID(r.Context(), id)))
+	})
+}
+
+// Recoverer turns a panic in a handler into a logged 500 with the request
+// id instead of a dropped connection.
+func Recoverer(log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer func() {
+				rec := recover()
+				if rec == nil || rec == http.ErrAbortHandler {
+					if rec != nil {
+						panic(rec)
+					}
+					return
+				}
+				id := handlers.RequestID(r.Context())
+				log.Error("panic serving request", "request_id", id, "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(rec))
+				handlers.WriteJSON(w, http.StatusInternalServerError, handlers.ErrorBody{
+					Code: "INTERNAL_ERROR", Error: "internal_error", Message: "internal server error",
+					Details: "internal server error", RequestID: id,
+				})
+			}()
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// statusWriter records the status of a response for the access log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer
+// (flush, deadlines).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// AccessLog logs one line per request at info level: method, path,
+// status, duration and request id.
+func AccessLog(log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			sw := &statusWriter{ResponseWriter: w}
+			next.ServeHTTP(sw, r)
+			log.Info("request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
+				"duration_ms", float64(time.Since(start).Microseconds())/1000,
+				"request_id", handlers.RequestID(r.Context()), "remote", r.RemoteAddr)
+		})
+	}
+}

@@ -1,0 +1,75 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"herald/notification"
+)
+
+// ErrorBody is the Aviso error body of request-path failures (reference
+// §12.1).
+type ErrorBody struct {
+	Code    string `json:"code"`
+	Error   string `json:"error"`
+	Message string `json:"message"`
+	Details string `json:"details"`
+	// Topic is set only on SSE setup failures.
+	Topic     *string `json:"topic,omitempty"`
+	RequestID string  `json:"request_id"`
+}
+
+// UnknownEventTypeBody is the body of UNKNOWN_EVENT_TYPE (reference §12.1).
+type UnknownEventTypeBody struct {
+	Code                 string   `json:"code"`
+	Error                string   `json:"error"`
+	Message              string   `json:"message"`
+	ConfiguredEventTypes []string `json:"configured_event_types"`
+	RequestID            string   `json:"request_id"`
+}
+
+// endpoint names the labels and validation code of one endpoint family.
+type endpoint struct {
+	label string // "Invalid Watch Request"
+	code  string // "INVALID_WATCH_REQUEST"
+}
+
+var (
+	notifyEndpoint = endpoint{"Invalid Notification Request", "INVALID_NOTIFICATION_REQUEST"}
+	watchEndpoint  = endpoint{"Invalid Watch Request", "INVALID_WATCH_REQUEST"}
+	replayEndpoint = endpoint{"Invalid Replay Request", "INVALID_REPLAY_REQUEST"}
+)
+
+// writeRequestError answers a parse, event-type or validation error of a
+// notify/watch/replay request with the right status, code and body.
+func writeRequestError(w http.ResponseWriter, r *http.Request, ep endpoint, err error) {
+	id := RequestID(r.Context())
+	var (
+		pe *notification.ParseError
+		ue *notification.UnknownEventTypeError
+		ve *notification.ValidationError
+	)
+	switch {
+	case errors.As(err, &pe):
+		WriteJSON(w, http.StatusBadRequest, ErrorBody{Code: pe.Kind.Code(), Error: ep.label, Message: pe.Error(), Details: pe.Detail, RequestID: id})
+	case errors.As(err, &ue):
+		names := ue.Configured
+		if names == nil {
+			names = []string{}
+		}
+		WriteJSON(w, http.StatusBadRequest, UnknownEventTypeBody{Code: "UNKNOWN_EVENT_TYPE", Error: "unknown_event_type", Message: ue.Error(), ConfiguredEventTypes: names, RequestID: id})
+	case errors.As(err, &ve):
+		WriteJSON(w, http.StatusBadRequest, ErrorBody{Code: ep.code, Error: ep.label, Message: ve.Message, Details: ve.Detail, RequestID: id})
+	default:
+		msg := err.Error()
+		WriteJSON(w, http.StatusBadRequest, ErrorBody{Code: ep.code, Error: ep.label, Message: msg, Details: msg, RequestID: id})
+	}
+}
+
+// validation wraps a message as a *notification.ValidationError.
+func validation(msg string) error {
+	return &notification.ValidationError{Message: msg, Detail: msg}
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }

@@ -1,0 +1,64 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+
+	"herald/engine"
+	"herald/notification"
+)
+
+// NotifyResponse is the body of a successful notify (reference §3).
+type NotifyResponse struct {
+	Status      string `json:"status"`
+	RequestID   string `json:"request_id"`
+	ProcessedAt string `json:"processed_at"`
+}
+
+// Notify serves POST /api/v1/notification: parse, validate and
+// canonicalise, then store; 200 means the backend acknowledged it.
+func (h *Handlers) Notify(w http.ResponseWriter, r *http.Request) {
+	body, err := h.readBody(w, r)
+	if err != nil {
+		h.writeBodyError(w, r, notifyEndpoint.label, notifyEndpoint.code, err)
+		return
+	}
+	reg := h.Registry()
+	req, err := notification.ParseRequest(body)
+	if err != nil {
+		writeRequestError(w, r, notifyEndpoint, err)
+		return
+	}
+	s, err := reg.Lookup(req.EventType)
+	if err != nil {
+		writeRequestError(w, r, notifyEndpoint, err)
+		return
+	}
+	n, err := s.Notify(req.Identifier, req.Payload)
+	if err != nil {
+		writeRequestError(w, r, notifyEndpoint, err)
+		return
+	}
+	if _, _, err := h.eng.Publish(r.Context(), n); err != nil {
+		h.writeStorageError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, NotifyResponse{
+		Status:      "success",
+		RequestID:   RequestID(r.Context()),
+		ProcessedAt: h.now().UTC().Format("2006-01-02T15:04:05Z"),
+	})
+}
+
+func (h *Handlers) writeStorageError(w http.ResponseWriter, r *http.Request, err error) {
+	id := RequestID(r.Context())
+	if errors.Is(err, engine.ErrUnavailable) {
+		w.Header().Set("Retry-After", "5")
+		msg := "the notification backend is unavailable; nothing was stored, retry later"
+		WriteJSON(w, http.StatusServiceUnavailable, ErrorBody{Code: "SERVICE_UNAVAILABLE", Error: "service_unavailable", Message: msg, Details: msg, RequestID: id})
+		return
+	}
+	h.log.Error("notification storage failed", "request_id", id, "error", err)
+	WriteJSON(w, http.StatusInternalServerError, ErrorBody{Code: "NOTIFICATION_STORAGE_FAILED", Error: "Notification Storage Failed",
+		Message: "storing the notification failed; it was not stored", Details: "backend write failed", RequestID: id})
+}

@@ -1,0 +1,50 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// SchemaList serves GET /api/v1/schema (reference §16).
+func (h *Handlers) SchemaList(w http.ResponseWriter, r *http.Request) {
+	reg := h.Registry()
+	names := reg.Names()
+	schemas := make(map[string]any, len(names))
+	for _, n := range names {
+		s, _ := reg.Schema(n)
+		schemas[n] = s.Public()
+	}
+	body := map[string]any{
+		"status":        "success",
+		"schema":        schemas,
+		"event_types":   names,
+		"total_schemas": len(names),
+	}
+	if len(names) == 0 {
+		body["message"] = "No notification schema configured"
+	}
+	WriteJSON(w, http.StatusOK, body)
+}
+
+// SchemaGet serves GET /api/v1/schema/{event_type} (reference §16).
+func (h *Handlers) SchemaGet(w http.ResponseWriter, r *http.Request) {
+	reg := h.Registry()
+	name := chi.URLParam(r, "event_type")
+	names := reg.Names()
+	s, ok := reg.Schema(name)
+	if !ok {
+		msg := "Event type '" + name + "' not found"
+		if len(names) == 0 {
+			msg = "No notification schema configured"
+		}
+		WriteJSON(w, http.StatusNotFound, map[string]any{
+			"status": "error", "message": msg, "available_types": names,
+			"request_id": RequestID(r.Context()),
+		})
+		return
+	}
+	WriteJSON(w, http.StatusOK, map[string]any{
+		"status": "success", "event_type": name, "schema": s.Public(),
+	})
+}

@@ -1,0 +1,135 @@
+package handlers
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+)
+
+// SSE event names (reference §5.2).
+const (
+	EventLive    = "live-notification"
+	EventReplay  = "replay"
+	EventControl = "replay-control"
+	EventBeat    = "heartbeat"
+	EventError   = "error"
+	EventClosing = "connection-closing"
+)
+
+// DefaultStreamWriteTimeout bounds one event write: a client that stops
+// reading is dropped instead of holding a goroutine forever.
+const DefaultStreamWriteTimeout = 30 * time.Second
+
+// sseWriter writes Server-Sent Events: exactly `event: <name>`,
+// `data: <one-line JSON>` and a blank line per event, flushed at once.
+type sseWriter struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	buf     []byte
+	now     func() time.Time
+	timeout time.Duration
+}
+
+// startSSE writes the SSE response headers with status 200.
+func startSSE(w http.ResponseWriter, now func() time.Time, timeout time.Duration) *sseWriter {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	s := &sseWriter{w: w, rc: http.NewResponseController(w), now: now, timeout: timeout}
+	_ = s.rc.Flush()
+	return s
+}
+
+// event writes one event whose data is already one line of JSON.
+func (s *sseWriter) event(name string, data []byte) error {
+	s.buf = append(s.buf[:0], "event: "...)
+	s.buf = append(s.buf, name...)
+	s.buf = append(s.buf, "\ndata: "...)
+	s.buf = append(s.buf, data...)
+	s.buf = append(s.buf, "\n\n"...)
+	_ = s.rc.SetWriteDeadline(s.now().Add(s.timeout))
+	if _, err := s.w.Write(s.buf); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// json writes one event whose data is v encoded as JSON.
+func (s *sseWriter) json(name string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return s.event(name, b)
+}
+
+// sseTime formats a control-event timestamp: second-precision UTC.
+func sseTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05Z") }
+
+// Control-event bodies (reference §5.2).
+type (
+	connectionEstablished struct {
+		Type                         string `json:"type"`
+		Topic                        string `json:"topic"`
+		Timestamp                    string `json:"timestamp"`
+		ConnectionWillCloseInSeconds int    `json:"connection_will_close_in_seconds"`
+		RequestID                    string `json:"request_id"`
+	}
+	replayStarted struct {
+		Type         string  `json:"type"`
+		Topic        string  `json:"topic"`
+		FromSequence *uint64 `json:"from_sequence"`
+		FromDate     *string `json:"from_date"`
+		BatchSize    int     `json:"batch_size"`
+		Timestamp    string  `json:"timestamp"`
+		RequestID    string  `json:"request_id"`
+	}
+	replayCompleted struct {
+		Type      string `json:"type"`
+		Topic     string `json:"topic"`
+		Timestamp string `json:"timestamp"`
+	}
+	replayLimitReached struct {
+		Type       string `json:"type"`
+		Topic      string `json:"topic"`
+		MaxAllowed int    `json:"max_allowed"`
+		Message    string `json:"message"`
+		Timestamp  string `json:"timestamp"`
+	}
+	heartbeat struct {
+		Timestamp string `json:"timestamp"`
+		Topic     string `json:"topic"`
+	}
+	streamError struct {
+		Error     string  `json:"error"`
+		Message   string  `json:"message"`
+		Topic     string  `json:"topic"`
+		Sequence  *uint64 `json:"sequence,omitempty"`
+		ResumeID  *string `json:"resume_from_id,omitempty"`
+		RequestID string  `json:"request_id"`
+	}
+	connectionClosing struct {
+		Reason    string `json:"reason"`
+		Timestamp string `json:"timestamp"`
+		Message   string `json:"message"`
+		Topic     string `json:"topic"`
+		RequestID string `json:"request_id"`
+	}
+)
+
+// Close reasons and their fixed messages (reference §5.2).
+const (
+	ReasonEndOfStream = "end_of_stream"
+	ReasonMaxDuration = "max_duration_reached"
+	ReasonShutdown    = "server_shutdown"
+)
+
+var closeMessages = map[string]string{
+	ReasonEndOfStream: "Stream completed",
+	ReasonMaxDuration: "Connection reached maximum duration",
+	ReasonShutdown:    "Server is shutting down gracefully",
+}

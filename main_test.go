@@ -1,0 +1,273 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const contractConfig = `
+application:
+  host: 127.0.0.1
+  port: 0
+notification_backend:
+  kind: in_memory
+  in_memory:
+    max_history_per_topic: 100
+watch_endpoint:
+  replay_batch_delay_ms: 0
+  max_historical_notifications: 4
+notification_schema:
+  forecast:
+    topic:
+      base: forecast
+      key_order: [region, step]
+    identifier:
+      region: {type: EnumHandler, values: [europe, asia], required: true}
+      step: {type: IntHandler, required: false}
+`
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startHerald runs the herald command in-process on a loopback port and
+// returns its base URL and a stop function that waits for the exit code.
+func startHerald(t *testing.T, config string) (string, func() int) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan net.Addr, 1)
+	done := make(chan int, 1)
+	var out, errOut syncBuffer
+	go func() { done <- run(ctx, []string{"--config", path}, nil, &out, &errOut, ready) }()
+	select {
+	case addr := <-ready:
+		stop := func() int {
+			cancel()
+			select {
+			case code := <-done:
+				return code
+			case <-time.After(40 * time.Second):
+				t.Fatalf("herald did not exit within the grace period")
+				return -1
+			}
+		}
+		t.Cleanup(func() { cancel() })
+		return "http://" + addr.String(), stop
+	case code := <-done:
+		cancel()
+		t.Fatalf("herald exited with %d: %s%s", code, out.String(), errOut.String())
+	case <-time.After(10 * time.Second):
+		cancel()
+		t.Fatal("herald did not start")
+	}
+	return "", nil
+}
+
+type sseEvent struct {
+	name string
+	data map[string]any
+}
+
+// readEvents parses an event stream into a channel.
+func readEvents(body io.Reader) <-chan sseEvent {
+	ch := make(chan sseEvent, 1024)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		var ev sseEvent
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				ev.name = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				_ = json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &ev.data)
+			case line == "":
+				ch <- ev
+				ev = sseEvent{}
+			}
+		}
+	}()
+	return ch
+}
+
+func post(t *testing.T, url, body string) *http.Response {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// TestClientContract plays the aviso Python client against herald run as
+// a command: every rule pyaviso 2.4 checks literally.
+func TestClientContract(t *testing.T) {
+	base, stop := startHerald(t, contractConfig)
+	allowedReasons := map[string]bool{"server_shutdown": true, "max_duration_reached": true, "end_of_stream": true}
+
+	for i := 1; i <= 6; i++ {
+		resp := post(t, base+"/api/v1/notification", fmt.Sprintf(`{"event_type":"forecast","identifier":{"region":"europe","step":%d},"payload":{"i":%d}}`, i, i))
+		var body map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || body["status"] != "success" || len(body["processed_at"].(string)) != 20 {
+			t.Fatalf("notify %d: %d %v", i, resp.StatusCode, body)
+		}
+	}
+
+	// Replay from a cursor: 200 text/event-stream, replay_started first
+	// (within 10 s), ids <event_type>@<u64> dense, the cap event carries
+	// max_allowed, closing reason from the allowed set.
+	resp := post(t, base+"/api/v1/replay", `{"event_type":"forecast","identifier":{"region":"europe"},"from_id":"2"}`)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("replay: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	events := readEvents(resp.Body)
+	var seqs []uint64
+	var limit, closing map[string]any
+	first := true
+	timeout := time.After(10 * time.Second)
+loop:
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				break loop
+			}
+			if first {
+				if ev.name != "replay-control" || ev.data["type"] != "replay_started" {
+					t.Fatalf("opening event %s %v", ev.name, ev.data)
+				}
+				first = false
+			}
+			switch ev.name {
+			case "replay":
+				id := ev.data["id"].(string)
+				at := strings.LastIndex(id, "@")
+				seq, err := strconv.ParseUint(id[at+1:], 10, 64)
+				if at < 0 || id[:at] != "forecast" || err != nil {
+					t.Fatalf("id %q does not parse as <event_type>@<u64>", id)
+				}
+				seqs = append(seqs, seq)
+			case "replay-control":
+				if ev.data["type"] == "notification_replay_limit_reached" {
+					limit = ev.data
+				}
+			case "connection-closing":
+				closing = ev.data
+			}
+		case <-timeout:
+			t.Fatal("replay did not finish within 10 s")
+		}
+	}
+	resp.Body.Close()
+	if fmt.Sprint(seqs) != "[2 3 4 5]" {
+		t.Fatalf("sequences %v", seqs)
+	}
+	if limit == nil || limit["max_allowed"] != float64(4) {
+		t.Fatalf("limit event %v", limit)
+	}
+	if closing == nil || !allowedReasons[closing["reason"].(string)] {
+		t.Fatalf("closing %v", closing)
+	}
+
+	// Resume: from_id is the next sequence wanted (last id + 1).
+	resp = post(t, base+"/api/v1/watch", fmt.Sprintf(`{"event_type":"forecast","identifier":{"region":"europe"},"from_id":"%d"}`, seqs[len(seqs)-1]+1))
+	events = readEvents(resp.Body)
+	got := []string{}
+	for len(got) < 2 {
+		select {
+		case ev := <-events:
+			switch ev.name {
+			case "replay":
+				got = append(got, ev.data["id"].(string))
+			case "replay-control":
+				if ev.data["type"] == "replay_completed" {
+					r := post(t, base+"/api/v1/notification", `{"event_type":"forecast","identifier":{"region":"europe","step":7}}`)
+					r.Body.Close()
+				}
+			case "live-notification":
+				if ev.data["id"] != nil {
+					got = append(got, ev.data["id"].(string))
+				}
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("resume watch stalled")
+		}
+	}
+	if strings.Join(got, " ") != "forecast@6 forecast@7" {
+		t.Fatalf("resumed %v", got)
+	}
+
+	// A live-only watch opens with connection_established; on SIGTERM-like
+	// shutdown every open stream ends with server_shutdown and the process
+	// exits 0 within the grace period.
+	live := post(t, base+"/api/v1/watch", `{"event_type":"forecast","identifier":{"region":"asia"}}`)
+	liveEvents := readEvents(live.Body)
+	if ev := <-liveEvents; ev.data["type"] != "connection_established" {
+		t.Fatalf("live opening %v", ev)
+	}
+	code := stop()
+	if code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	for _, ch := range []<-chan sseEvent{events, liveEvents} {
+		var last sseEvent
+		for ev := range ch {
+			last = ev
+		}
+		if last.name != "connection-closing" || last.data["reason"] != "server_shutdown" {
+			t.Fatalf("last event on shutdown %v", last)
+		}
+	}
+}
+
+func TestCommandLine(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"help"}, nil, &out, &errOut, nil); code != 0 || !strings.Contains(out.String(), "herald [serve] [--config FILE]") || !strings.Contains(out.String(), "-config FILE") {
+		t.Fatalf("help: %d %q", code, out.String())
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"bogus"}, nil, &out, &errOut, nil); code != 2 || !strings.Contains(errOut.String(), `unknown command "bogus"`) {
+		t.Fatalf("bogus: %d %q", code, errOut.String())
+	}
+	errOut.Reset()
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	_ = os.WriteFile(bad, []byte("application:\n  host: 127.0.0.1\n  port: 0\n  bogus: 1\nnotification_backend:\n  kind: in_memory\n"), 0o600)
+	if code := run(context.Background(), []string{"--config", bad}, nil, &out, &errOut, nil); code != 1 || !strings.Contains(errOut.String(), "application.bogus") {
+		t.Fatalf("bad config: %d %q", code, errOut.String())
+	}
+}
