@@ -59,7 +59,7 @@ func (s *syncBuffer) String() string {
 
 // startHerald runs the herald command in-process on a loopback port and
 // returns its base URL and a stop function that waits for the exit code.
-func startHerald(t *testing.T, config string) (string, func() int) {
+func startHerald(t *testing.T, config string, env ...string) (string, func() int) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
@@ -69,7 +69,7 @@ func startHerald(t *testing.T, config string) (string, func() int) {
 	ready := make(chan net.Addr, 1)
 	done := make(chan int, 1)
 	var out, errOut syncBuffer
-	go func() { done <- run(ctx, []string{"--config", path}, nil, &out, &errOut, ready) }()
+	go func() { done <- run(ctx, []string{"--config", path}, env, &out, &errOut, ready) }()
 	select {
 	case addr := <-ready:
 		stop := func() int {

@@ -155,10 +155,12 @@ func (h *Handlers) readBody(w http.ResponseWriter, r *http.Request) ([]byte, err
 	rc := http.NewResponseController(w)
 	if h.bodyTimeout > 0 {
 		_ = rc.SetReadDeadline(h.now().Add(h.bodyTimeout))
-		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
 	if err != nil {
+		// The deadline stays in force: the server must not wait for the
+		// rest of a body that did not come before answering and closing.
+		_ = r.Body.Close()
 		var mbe *http.MaxBytesError
 		switch {
 		case errors.As(err, &mbe):
@@ -167,6 +169,10 @@ func (h *Handlers) readBody(w http.ResponseWriter, r *http.Request) ([]byte, err
 			return nil, errBodyTimeout
 		}
 		return nil, err
+	}
+	if h.bodyTimeout > 0 {
+		// Streams live on after the body: clear the deadline.
+		_ = rc.SetReadDeadline(time.Time{})
 	}
 	return body, nil
 }

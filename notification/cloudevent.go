@@ -73,54 +73,107 @@ func (s *Schema) CloudEvent(n *Notification, seq uint64, at time.Time) ([]byte, 
 	return b, nil
 }
 
-type kv struct {
-	k string
-	v []byte // JSON value
+// ceField is one identifier key of a schema's CloudEvents, in the
+// alphabetical order they are written in.
+type ceField struct {
+	// key is the JSON-quoted name followed by ':'.
+	key []byte
+	// pos is the subject token index (0 for the geometry field).
+	pos int
+	// geometry marks the spatial field, rendered from the geometry.
+	geometry bool
+}
+
+// ceFieldOrder lists the routed ordinary fields and the geometry field of
+// s sorted by name, so rendering needs no sort.
+func ceFieldOrder(s *Schema) []ceField {
+	var names []string
+	byName := map[string]ceField{}
+	for _, f := range s.KeyOrder {
+		if f.Spatial() {
+			continue
+		}
+		names = append(names, f.Name)
+		byName[f.Name] = ceField{pos: f.Pos}
+	}
+	if s.Geometry != nil {
+		names = append(names, s.Geometry.Name)
+		byName[s.Geometry.Name] = ceField{geometry: true}
+	}
+	sort.Strings(names)
+	out := make([]ceField, len(names))
+	for i, n := range names {
+		f := byName[n]
+		f.key = append(appendJSONString(nil, n), ':')
+		out[i] = f
+	}
+	return out
 }
 
 func (s *Schema) appendIdentifier(b []byte, n *Notification) ([]byte, error) {
-	var pairs []kv
 	if s.Generic {
-		for k, v := range n.Identifier {
-			pairs = append(pairs, kv{k, appendJSONString(nil, v)})
-		}
-	} else {
-		if len(n.Tokens) != 1+len(s.KeyOrder) {
-			return nil, fmt.Errorf("subject %q has %d tokens, event type %q routes %d", n.Subject, len(n.Tokens), s.Name, 1+len(s.KeyOrder))
-		}
-		pairs = make([]kv, 0, len(s.KeyOrder)+1)
-		for i, f := range s.KeyOrder {
-			if f.Spatial() {
-				continue // rendered from the geometry below
-			}
-			v := n.Tokens[i+1]
-			if v == "" {
+		return appendGenericIdentifier(b, n), nil
+	}
+	if len(n.Tokens) != 1+len(s.KeyOrder) {
+		return nil, fmt.Errorf("subject %q has %d tokens, event type %q routes %d", n.Subject, len(n.Tokens), s.Name, 1+len(s.KeyOrder))
+	}
+	b = append(b, '{')
+	first := true
+	for _, f := range s.ceFields {
+		switch {
+		case f.geometry:
+			if n.Geometry == nil {
 				continue
 			}
-			pairs = append(pairs, kv{f.Name, appendJSONString(nil, v)})
+		case n.Tokens[f.pos] == "":
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, f.key...)
+		if f.geometry {
+			b = append(b, n.Geometry.CanonicalJSON()...)
+		} else {
+			b = appendJSONString(b, n.Tokens[f.pos])
 		}
 	}
+	return append(b, '}'), nil
+}
+
+// appendGenericIdentifier writes the stored identifier of a schema-less
+// notification, keys sorted, plus its geometry if it has one.
+func appendGenericIdentifier(b []byte, n *Notification) []byte {
+	keys := make([]string, 0, len(n.Identifier)+1)
+	for k := range n.Identifier {
+		keys = append(keys, k)
+	}
+	geomKey := ""
 	if g := n.Geometry; g != nil {
-		name := PolygonField
+		geomKey = PolygonField
 		if g.Kind == PointCloudGeometry {
-			name = PointCloudField
+			geomKey = PointCloudField
 		}
-		if s.Geometry != nil {
-			name = s.Geometry.Name
+		if _, clash := n.Identifier[geomKey]; !clash {
+			keys = append(keys, geomKey)
 		}
-		pairs = append(pairs, kv{name, g.CanonicalJSON()})
 	}
-	sort.Slice(pairs, func(i, j int) bool { return pairs[i].k < pairs[j].k })
+	sort.Strings(keys)
 	b = append(b, '{')
-	for i, p := range pairs {
+	for i, k := range keys {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, p.k)
+		b = appendJSONString(b, k)
 		b = append(b, ':')
-		b = append(b, p.v...)
+		if k == geomKey {
+			b = append(b, n.Geometry.CanonicalJSON()...)
+		} else {
+			b = appendJSONString(b, n.Identifier[k])
+		}
 	}
-	return append(b, '}'), nil
+	return append(b, '}')
 }
 
 // appendPayload appends the stored payload as JSON: valid single-line JSON

@@ -67,7 +67,8 @@ type Schema struct {
 	// Config is the schema as written (nil for generic schemas).
 	Config *configs.Schema
 
-	ce ceTemplate
+	ce       ceTemplate
+	ceFields []ceField
 }
 
 // Field returns the declared field called name.
@@ -195,6 +196,7 @@ func (r *Registry) compile(sc *configs.Schema) (*Schema, error) {
 		return nil, fmt.Errorf("notification_schema.%s: topic base %q must match [A-Za-z0-9][A-Za-z0-9_-]*", sc.Name, s.Base)
 	}
 	s.ce = newCETemplate(r.baseURL, s.Name)
+	s.ceFields = ceFieldOrder(s)
 	return s, nil
 }
 

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"herald/configs"
+	"herald/notification"
+)
+
+// TestShippedConfigsStart loads every shipped config; the in-memory ones
+// start herald unchanged (only the port is moved to a free one through the
+// environment) and serve their schemas.
+func TestShippedConfigsStart(t *testing.T) {
+	files, _ := filepath.Glob("configs/examples/*.yaml")
+	files = append(files, "configs/config.yaml")
+	if len(files) < 2 {
+		t.Fatalf("no shipped configs found")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			env := []string{"HERALD_APPLICATION__PORT=0", "HERALD_APPLICATION__HOST=127.0.0.1"}
+			cfg, err := configs.Load(f, env)
+			if err != nil {
+				t.Fatalf("load: %v", err)
+			}
+			reg, err := notification.NewRegistry(cfg)
+			if err != nil {
+				t.Fatalf("registry: %v", err)
+			}
+			if cfg.NotificationBackend.Kind != configs.BackendInMemory {
+				return
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			ready := make(chan net.Addr, 1)
+			done := make(chan int, 1)
+			var out bytes.Buffer
+			go func() { done <- run(ctx, []string{"--config", f}, env, io.Discard, &out, ready) }()
+			var addr net.Addr
+			select {
+			case addr = <-ready:
+			case code := <-done:
+				t.Fatalf("exited %d: %s", code, out.String())
+			case <-time.After(10 * time.Second):
+				t.Fatal("did not start")
+			}
+			resp, err := http.Get("http://" + addr.String() + "/api/v1/schema")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var body struct {
+				EventTypes []string `json:"event_types"`
+			}
+			_ = json.NewDecoder(resp.Body).Decode(&body)
+			resp.Body.Close()
+			want := reg.Names()
+			sort.Strings(want)
+			if strings.Join(body.EventTypes, ",") != strings.Join(want, ",") {
+				t.Fatalf("event types %v, want %v", body.EventTypes, want)
+			}
+			cancel()
+			if code := <-done; code != 0 {
+				t.Fatalf("exit code %d", code)
+			}
+		})
+	}
+}
+
+// TestSlowHeadersAreCut: a client that never finishes its headers is
+// disconnected after read_header_timeout_sec.
+func TestSlowHeadersAreCut(t *testing.T) {
+	base, _ := startHerald(t, contractConfig+"\n# header timeout\n", "HERALD_APPLICATION__READ_HEADER_TIMEOUT_SEC=1")
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "GET /health HTTP/1.1\r\nHost: x\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	start := time.Now()
+	_, err = io.ReadAll(conn)
+	if err != nil {
+		t.Fatalf("connection not closed by the server: %v", err)
+	}
+	if waited := time.Since(start); waited > 8*time.Second {
+		t.Fatalf("closed only after %v", waited)
+	}
+}
