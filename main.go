@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"herald/api"
+	"herald/codec/cli"
 	"herald/configs"
 	"herald/engine"
 	"herald/handlers"
@@ -33,6 +34,8 @@ const usage = `herald: an Aviso-compatible notification gateway.
 
 Usage:
   herald [serve] [--config FILE]   run the server (the default command)
+  herald codec COMMAND ...         check codec definitions, decode and encode
+                                   payloads (herald codec --help)
   herald help                      show this help
   herald version                   print the version
 
@@ -60,6 +63,8 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer, read
 	switch cmd {
 	case "serve":
 		return serve(ctx, args, env, stdout, stderr, ready)
+	case "codec":
+		return cli.Main(args, os.Stdin, stdout, stderr)
 	case "help":
 		serveFlags(stdout).Usage()
 		return 0
@@ -123,6 +128,20 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 	}
 	defer eng.Close()
 
+	auth, err := api.NewAuthenticator(api.AuthOptions{Config: cfg.Auth, Logger: log})
+	if err != nil {
+		fmt.Fprintf(stderr, "herald: config %s:\n%v\n", path, err)
+		return 1
+	}
+	var ecpds *handlers.ECPDS
+	if cfg.ECPDS != nil {
+		if ecpds, err = handlers.NewECPDS(handlers.ECPDSOptions{Config: *cfg.ECPDS, Logger: log}); err != nil {
+			fmt.Fprintf(stderr, "herald: config %s:\n%v\n", path, err)
+			return 1
+		}
+		defer ecpds.Close()
+	}
+	cors := api.NewCORS(cfg.Application.CORS)
 	h := handlers.New(handlers.Options{
 		Registry:        reg,
 		Engine:          eng,
@@ -132,9 +151,17 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 		StaticFilesPath: cfg.Application.StaticFilesPath,
 		Version:         version,
 		Logger:          log,
+		Auth:            auth.Policy(),
+		ECPDS:           ecpds,
+		CORSManaged:     cors != nil,
+	})
+	limits := api.NewStreamLimiter(api.StreamLimitOptions{
+		PerUser:       cfg.WatchEndpoint.MaxStreamsPerUser,
+		PerClient:     cfg.WatchEndpoint.MaxStreamsPerClient,
+		AddressHeader: cfg.Application.ClientAddressHeader,
 	})
 	srv := &http.Server{
-		Handler:           api.NewRouter(api.Options{Handlers: h, Logger: log}),
+		Handler:           api.NewRouter(api.Options{Handlers: h, Logger: log, Auth: auth, CORS: cors, Limits: limits}),
 		ReadHeaderTimeout: time.Duration(cfg.Application.ReadHeaderTimeoutSec) * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -146,7 +173,7 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 		return 1
 	}
 	log.Info("herald listening", "address", ln.Addr().String(), "backend", cfg.NotificationBackend.Kind,
-		"event_types", reg.Names(), "config", path, "version", version)
+		"event_types", reg.Names(), "config", path, "version", version, "auth", cfg.Auth)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	if ready != nil {

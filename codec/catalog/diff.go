@@ -1,0 +1,98 @@
+package catalog
+
+import (
+	"fmt"
+	"strings"
+
+	"herald/codec/ddl"
+	"herald/codec/evolve"
+	"herald/codec/types"
+)
+
+// ChangeKind says how an entity differs between two catalogs.
+type ChangeKind uint8
+
+// Change kinds.
+const (
+	Unchanged ChangeKind = iota
+	Added
+	Removed
+	Changed
+)
+
+// Change is the difference of one entity between two catalogs.
+type Change struct {
+	Key  Key
+	Kind ChangeKind
+	// Old and New are the fingerprints (zero when absent).
+	Old, New types.Fingerprint
+	// Verdicts holds, for a changed schema, the compatibility per wire
+	// format (JSON, CBOR, AVRO for an internal schema; its own format for
+	// a wire schema), comparing the two definitions as a whole.
+	Verdicts []evolve.Verdict
+}
+
+// Diff compares two catalogs entity by entity, in the order of Keys (old
+// entities first, then those only in new).
+func Diff(old, new *Catalog) []Change {
+	var out []Change
+	seen := map[Key]bool{}
+	for _, k := range append(old.Keys(), new.Keys()...) {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		ch := Change{Key: k}
+		of, inOld := old.Fingerprint(k)
+		nf, inNew := new.Fingerprint(k)
+		ch.Old, ch.New = of, nf
+		switch {
+		case !inNew:
+			ch.Kind = Removed
+		case !inOld:
+			ch.Kind = Added
+		case of.ID64 == nf.ID64:
+			ch.Kind = Unchanged
+		default:
+			ch.Kind = Changed
+			step := "the new definition"
+			switch k.Kind {
+			case ddl.KindSchema:
+				o, _ := old.Schema(k.Name)
+				n, _ := new.Schema(k.Name)
+				for _, f := range []types.Format{types.JSON, types.CBOR, types.AVRO} {
+					ch.Verdicts = append(ch.Verdicts, evolve.Verdict{Entity: k.String(), Format: f, Breaks: evolve.Schema(step, o, n, f)})
+				}
+			case ddl.KindWire:
+				o, _ := old.Wire(k.Format, k.Name)
+				n, _ := new.Wire(k.Format, k.Name)
+				breaks := evolve.Wire(step, o, n)
+				ch.Verdicts = []evolve.Verdict{{Entity: k.String(), Format: k.Format, Breaks: breaks}}
+			}
+		}
+		out = append(out, ch)
+	}
+	return out
+}
+
+// String explains a change: one line, then each verdict.
+func (c Change) String() string {
+	var b strings.Builder
+	switch c.Kind {
+	case Unchanged:
+		fmt.Fprintf(&b, "%s: unchanged (%s)\n", c.Key, c.New.ID64)
+	case Added:
+		fmt.Fprintf(&b, "%s: added (%s)\n", c.Key, c.New.ID64)
+	case Removed:
+		fmt.Fprintf(&b, "%s: removed (was %s)\n", c.Key, c.Old.ID64)
+	case Changed:
+		fmt.Fprintf(&b, "%s: changed (%s -> %s)\n", c.Key, c.Old.ID64, c.New.ID64)
+		for _, v := range c.Verdicts {
+			for _, line := range strings.SplitAfter(strings.TrimSuffix(v.String(), "\n"), "\n") {
+				b.WriteString("  " + line)
+			}
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}

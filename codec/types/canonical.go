@@ -1,0 +1,136 @@
+package types
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"unicode/utf16"
+)
+
+// Quote renders a name as it stands bare in a statement: plain words
+// ([A-Za-z_][A-Za-z0-9_]*) as they are, anything else between backticks
+// with a backtick inside doubled.
+func Quote(name string) string {
+	if IsAvroName(name) {
+		return name
+	}
+	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
+}
+
+// CreateSchema renders the canonical CREATE SCHEMA statement of s, the text
+// SHOW CREATE SCHEMA prints. It parses back to the same schema.
+func CreateSchema(s *Schema) string {
+	var b strings.Builder
+	b.WriteString("CREATE SCHEMA ")
+	b.WriteString(Quote(s.Name))
+	b.WriteString(" (\n")
+	for i, f := range s.Fields {
+		b.WriteString("  ")
+		b.WriteString(Quote(f.Name))
+		b.WriteByte(' ')
+		b.WriteString(f.Type.String())
+		if f.Optional {
+			b.WriteString(" OPTIONAL")
+		}
+		if f.Sensitive {
+			b.WriteString(" SENSITIVE")
+		}
+		if i < len(s.Fields)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString(");")
+	return b.String()
+}
+
+// CreateWire renders the canonical CREATE WIRE … SCHEMA statement of w.
+func CreateWire(w *WireSchema) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "CREATE WIRE %s SCHEMA %s MODE %s (\n", w.Format, Quote(w.Name), w.Mode)
+	for i, f := range w.Fields {
+		b.WriteString("  ")
+		b.WriteString(Quote(f.Name))
+		b.WriteByte(' ')
+		b.WriteString(f.Type.String())
+		if f.Optional {
+			b.WriteString(" OPTIONAL")
+		}
+		if i < len(w.Fields)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString(");")
+	return b.String()
+}
+
+// CreateCodec renders the canonical CREATE CODEC statement of c.
+func CreateCodec(c *Codec) string {
+	var b strings.Builder
+	b.WriteString("CREATE CODEC ")
+	b.WriteString(Quote(c.Name))
+	if c.Format == SYSLOG {
+		b.WriteString("\n  FROM SYSLOG")
+	} else {
+		fmt.Fprintf(&b, "\n  FROM WIRE %s SCHEMA %s", c.Format, Quote(c.Wire))
+	}
+	b.WriteString("\n  TO SCHEMA ")
+	b.WriteString(Quote(c.Schema))
+	for _, f := range c.RFC3339 {
+		b.WriteString("\n  ENCODE ")
+		b.WriteString(Quote(f))
+		b.WriteString(" AS RFC3339")
+	}
+	b.WriteByte(';')
+	return b.String()
+}
+
+// Fingerprint identifies the canonical text of an entity.
+type Fingerprint struct {
+	// Canonical is the canonical definition the fingerprint is computed
+	// over: the SHOW CREATE text.
+	Canonical string
+	// ID64 is the first 64 bits of SHA-256 of Canonical, as 16 lower-case
+	// hex digits. Persisted schema-bound state is keyed by it.
+	ID64 string
+	// ID32 is the protoarray-style 32-bit FNV-1a id of Canonical, as 8
+	// lower-case hex digits; for handshakes, not for registries.
+	ID32 string
+}
+
+// FingerprintOf returns the fingerprint of a canonical text.
+func FingerprintOf(canonical string) Fingerprint {
+	sum := sha256.Sum256([]byte(canonical))
+	return Fingerprint{
+		Canonical: canonical,
+		ID64:      fmt.Sprintf("%016x", binary.BigEndian.Uint64(sum[:8])),
+		ID32:      FNV1a32(canonical),
+	}
+}
+
+// FNV1a32 returns protoarray's 32-bit schema id of s: FNV-1a (offset
+// 0x811c9dc5, prime 0x01000193) over the UTF-16 code units of s, as
+// JavaScript's charCodeAt yields them, in 8 lower-case hex digits. For
+// ASCII text it equals FNV-1a over the UTF-8 bytes.
+func FNV1a32(s string) string {
+	h := uint32(0x811c9dc5)
+	for _, r := range s {
+		if r >= 0x10000 {
+			a, b := utf16.EncodeRune(r)
+			h = (h ^ uint32(a)) * 0x01000193
+			h = (h ^ uint32(b)) * 0x01000193
+			continue
+		}
+		h = (h ^ uint32(r)) * 0x01000193
+	}
+	return fmt.Sprintf("%08x", h)
+}
+
+// SHA256x64 returns the first 16 hex digits of SHA-256 of s: protoarray's
+// documented custom-fingerprint example.
+func SHA256x64(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return fmt.Sprintf("%x", sum[:8])
+}

@@ -1,0 +1,435 @@
+// Package avro owns the WIRE AVRO format: a payload is one raw Avro datum
+// (no object container, no schema registry header) of a record generated
+// from the wire schema, with ARRAY items inferred recursively from the
+// internal schema. Unsigned values are range-checked both ways, strings
+// are UTF-8 checked, trailing bytes are refused, and the batch container
+// is one Avro array block.
+//
+// It uses goavro for the datum encoding and must not re-implement value
+// rules: those come from package values.
+package avro
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/linkedin/goavro/v2"
+
+	"herald/codec/bind"
+	"herald/codec/rows"
+	"herald/codec/types"
+	"herald/codec/values"
+)
+
+// itemType returns the Avro type of an ARRAY/VEC element of internal type
+// t: narrow signed integers as int, unsigned and 64-bit integers as long,
+// DATETIME as RFC 3339 string, nested collections as arrays.
+func itemType(t types.Type) any {
+	switch t.Kind {
+	case types.Bool:
+		return "boolean"
+	case types.I8, types.I16, types.I32:
+		return "int"
+	case types.I64, types.U8, types.U16, types.U32, types.U64:
+		return "long"
+	case types.F32:
+		return "float"
+	case types.F64:
+		return "double"
+	case types.String, types.Datetime:
+		return "string"
+	case types.Bytes:
+		return "bytes"
+	case types.Array, types.Vec:
+		return map[string]any{"type": "array", "items": itemType(t.Inner())}
+	}
+	return "null"
+}
+
+func wireType(k types.WireKind, t types.Type) any {
+	switch k {
+	case types.ABoolean:
+		return "boolean"
+	case types.AInt:
+		return "int"
+	case types.ALong:
+		return "long"
+	case types.AFloat:
+		return "float"
+	case types.ADouble:
+		return "double"
+	case types.AString:
+		return "string"
+	case types.ABytes:
+		return "bytes"
+	case types.AArray:
+		return itemType(t)
+	}
+	return "null"
+}
+
+func unionName(t any) string {
+	if s, ok := t.(string); ok {
+		return s
+	}
+	return "array"
+}
+
+// Schema returns the Avro schema (JSON text) generated for a plan.
+func Schema(p *bind.Plan) string {
+	fields := make([]any, len(p.Wire.Fields))
+	for j, wf := range p.Wire.Fields {
+		var t types.Type
+		if wi := p.WireOrder[j]; wi >= 0 {
+			t = p.Fields[wi].Type
+		}
+		var at any = wireType(wf.Type, t)
+		if wf.Optional {
+			at = []any{"null", at}
+		}
+		fields[j] = map[string]any{"name": wf.Name, "type": at}
+	}
+	b, _ := json.Marshal(map[string]any{"type": "record", "name": p.Wire.Name, "fields": fields})
+	return string(b)
+}
+
+type field struct {
+	name     string
+	col      int // internal column, -1 for wire-only
+	typ      types.Type
+	optional bool
+	union    string // the non-null branch name of an optional field
+}
+
+// Codec decodes and encodes WIRE AVRO payloads. It is safe for concurrent
+// use.
+type Codec struct {
+	avro     *goavro.Codec
+	fields   []field // wire order
+	shapes   []*shape
+	nullCols []int
+	// MaxSize bounds one payload in bytes; 0 means unbounded.
+	MaxSize int
+}
+
+// New compiles a WIRE AVRO codec for a plan.
+func New(p *bind.Plan) (*Codec, error) {
+	ac, err := goavro.NewCodec(Schema(p))
+	if err != nil {
+		return nil, fmt.Errorf("codec %s: generating the Avro schema: %w", types.Quote(p.Codec.Name), err)
+	}
+	c := &Codec{avro: ac}
+	for j, wf := range p.Wire.Fields {
+		f := field{name: wf.Name, col: -1, optional: wf.Optional, union: unionName(wireType(wf.Type, types.Type{}))}
+		if wi := p.WireOrder[j]; wi >= 0 {
+			f.col = p.Fields[wi].Internal
+			f.typ = p.Fields[wi].Type
+			f.union = unionName(wireType(wf.Type, f.typ))
+		}
+		c.fields = append(c.fields, f)
+		c.shapes = append(c.shapes, wireShape(wf.Type, f.typ, wf.Optional))
+	}
+	for _, f := range p.Fields {
+		if f.Wire < 0 {
+			c.nullCols = append(c.nullCols, f.Internal)
+		}
+	}
+	return c, nil
+}
+
+// Decode decodes one raw Avro datum into one row of b.
+func (c *Codec) Decode(payload []byte, b *rows.Builder) (int, error) {
+	if len(payload) == 0 {
+		return 0, &values.Error{Code: values.CodeEmpty, Msg: "empty payload: expected one Avro datum", Offset: -1}
+	}
+	at := 0
+	for _, s := range c.shapes {
+		var ok bool
+		if at, ok = walk(payload, at, s, 0); !ok {
+			return 0, &values.Error{Code: values.CodeSyntax, Msg: "malformed Avro datum for the wire schema", Offset: -1}
+		}
+	}
+	native, rest, err := c.avro.NativeFromBinary(payload)
+	if err != nil {
+		return 0, &values.Error{Code: values.CodeSyntax, Msg: "malformed Avro datum for the wire schema", Offset: -1}
+	}
+	if len(rest) != 0 {
+		return 0, &values.Error{Code: values.CodeTrailing, Msg: "data after the Avro datum: a payload holds exactly one datum", Offset: len(payload) - len(rest)}
+	}
+	m, _ := native.(map[string]any)
+	b.BeginRow()
+	for i := range c.fields {
+		f := &c.fields[i]
+		v := m[f.name]
+		if f.optional {
+			if u, ok := v.(map[string]any); ok {
+				v = u[f.union]
+			}
+		}
+		if err := c.top(b, f, v); err != nil {
+			b.Abandon()
+			return 0, err
+		}
+	}
+	for _, col := range c.nullCols {
+		b.Col(col).B.AppendNull()
+	}
+	if err := b.Commit(); err != nil {
+		return 0, err
+	}
+	return 1, nil
+}
+
+func (c *Codec) top(b *rows.Builder, f *field, v any) *values.Error {
+	if v == nil {
+		if f.col >= 0 {
+			b.Col(f.col).B.AppendNull()
+		}
+		return nil
+	}
+	if f.col < 0 {
+		if s, ok := v.(string); ok && !utf8.ValidString(s) {
+			return values.Errorf(values.CodeInvalidUTF8, f.name, "string is not valid UTF-8")
+		}
+		return nil
+	}
+	return value(b.Col(f.col), v, f.name)
+}
+
+func value(c *rows.Col, v any, path string) *values.Error {
+	k := c.Kind
+	switch {
+	case k.IsInteger():
+		var x int64
+		switch n := v.(type) {
+		case int32:
+			x = int64(n)
+		case int64:
+			x = n
+		default:
+			return values.Errorf(values.CodeTypeMismatch, path, "expected an Avro int or long")
+		}
+		if k.IsUnsigned() {
+			if x < 0 || uint64(x) > values.UintMax(k) {
+				return values.Errorf(values.CodeOutOfRange, path, "integer is outside the range of "+k.String())
+			}
+			c.AppendUint(uint64(x))
+		} else {
+			lo, hi := values.IntRange(k)
+			if x < lo || x > hi {
+				return values.Errorf(values.CodeOutOfRange, path, "integer is outside the range of "+k.String())
+			}
+			c.AppendInt(x)
+		}
+	case k == types.F32:
+		x, ok := v.(float32)
+		if !ok {
+			return values.Errorf(values.CodeTypeMismatch, path, "expected an Avro float")
+		}
+		c.F32.Append(x)
+	case k == types.F64:
+		x, ok := v.(float64)
+		if !ok {
+			return values.Errorf(values.CodeTypeMismatch, path, "expected an Avro double")
+		}
+		c.F64.Append(x)
+	case k == types.Bool:
+		x, ok := v.(bool)
+		if !ok {
+			return values.Errorf(values.CodeTypeMismatch, path, "expected an Avro boolean")
+		}
+		c.Bool.Append(x)
+	case k == types.String || k == types.Datetime:
+		x, ok := v.(string)
+		if !ok {
+			return values.Errorf(values.CodeTypeMismatch, path, "expected an Avro string")
+		}
+		if !utf8.ValidString(x) {
+			return values.Errorf(values.CodeInvalidUTF8, path, "string is not valid UTF-8")
+		}
+		if k == types.String {
+			c.Str.Append(x)
+			return nil
+		}
+		ns, code := values.ParseRFC3339([]byte(x), 9)
+		if code != "" {
+			if code == values.CodeOutOfRange {
+				return values.Errorf(code, path, "datetime is outside 1677-09-21T00:12:43.145224192Z…2262-04-11T23:47:16.854775807Z")
+			}
+			return values.Errorf(code, path, "expected RFC 3339 text YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)")
+		}
+		c.TS.Append(arrow.Timestamp(ns))
+	case k == types.Bytes:
+		x, ok := v.([]byte)
+		if !ok {
+			return values.Errorf(values.CodeTypeMismatch, path, "expected Avro bytes")
+		}
+		c.Bin.Append(x)
+	case k == types.Array || k == types.Vec:
+		xs, ok := v.([]any)
+		if !ok {
+			return values.Errorf(values.CodeTypeMismatch, path, "expected an Avro array")
+		}
+		if k == types.Array && len(xs) != c.N {
+			return values.Errorf(values.CodeShape, path, "fixed axis of length "+strconv.Itoa(c.N)+" has "+strconv.Itoa(len(xs))+" elements")
+		}
+		if k == types.Array {
+			c.FSL.Append(true)
+		} else {
+			c.List.Append(true)
+		}
+		for i, x := range xs {
+			if err := value(c.Elem, x, ""); err != nil {
+				err.Path = values.IndexPath(path, i) + err.Path
+				return err
+			}
+		}
+	default:
+		return values.Errorf(values.CodeTypeMismatch, path, "unsupported type")
+	}
+	return nil
+}
+
+// AppendRow appends row i of rec as one raw Avro datum.
+func (c *Codec) AppendRow(dst []byte, rec arrow.RecordBatch, i int) ([]byte, error) {
+	start := len(dst)
+	native, err := c.native(rec, i)
+	if err != nil {
+		return dst, err
+	}
+	out, err := c.avro.BinaryFromNative(dst, native)
+	if err != nil {
+		return dst[:start], values.Errorf(values.CodeUnencodable, "", "the row does not fit the Avro schema")
+	}
+	if c.MaxSize > 0 && len(out)-start > c.MaxSize {
+		return dst[:start], values.Errorf(values.CodeTooLarge, "", "encoded payload exceeds the size bound of "+strconv.Itoa(c.MaxSize)+" bytes")
+	}
+	return out, nil
+}
+
+// AppendBatch appends the rows as one Avro array datum written as a single
+// block: the count, the records, then the terminating 0.
+func (c *Codec) AppendBatch(dst []byte, rec arrow.RecordBatch, rowIdx []int) ([]byte, int, error) {
+	start := len(dst)
+	if len(rowIdx) > 0 {
+		dst = appendLong(dst, int64(len(rowIdx)))
+	}
+	for _, i := range rowIdx {
+		native, err := c.native(rec, i)
+		if err != nil {
+			return dst[:start], 0, err
+		}
+		if dst, err = c.avro.BinaryFromNative(dst, native); err != nil {
+			return dst[:start], 0, values.Errorf(values.CodeUnencodable, "", "the row does not fit the Avro schema")
+		}
+		if c.MaxSize > 0 && len(dst)-start > c.MaxSize {
+			return dst[:start], 0, values.Errorf(values.CodeTooLarge, "", "encoded batch exceeds the size bound of "+strconv.Itoa(c.MaxSize)+" bytes")
+		}
+	}
+	return append(dst, 0), len(rowIdx), nil
+}
+
+func appendLong(dst []byte, v int64) []byte {
+	u := uint64(v<<1) ^ uint64(v>>63)
+	for u >= 0x80 {
+		dst = append(dst, byte(u)|0x80)
+		u >>= 7
+	}
+	return append(dst, byte(u))
+}
+
+func (c *Codec) native(rec arrow.RecordBatch, i int) (map[string]any, error) {
+	m := make(map[string]any, len(c.fields))
+	for k := range c.fields {
+		f := &c.fields[k]
+		if f.col < 0 {
+			m[f.name] = nil
+			continue
+		}
+		col := rec.Column(f.col)
+		if col.IsNull(i) {
+			if !f.optional {
+				return nil, values.Errorf(values.CodeRequiredNull, f.name, "null in a required field")
+			}
+			m[f.name] = nil
+			continue
+		}
+		v, err := nativeValue(col, i, f.name)
+		if err != nil {
+			return nil, err
+		}
+		if f.optional {
+			v = map[string]any{f.union: v}
+		}
+		m[f.name] = v
+	}
+	return m, nil
+}
+
+func nativeValue(arr arrow.Array, i int, path string) (any, error) {
+	switch a := arr.(type) {
+	case *array.Uint8:
+		return int64(a.Value(i)), nil
+	case *array.Uint16:
+		return int64(a.Value(i)), nil
+	case *array.Uint32:
+		return int64(a.Value(i)), nil
+	case *array.Uint64:
+		v := a.Value(i)
+		if v > math.MaxInt64 {
+			return nil, values.Errorf(values.CodeUnencodable, path, "U64 value above 9223372036854775807 does not fit an Avro long")
+		}
+		return int64(v), nil
+	case *array.Int8:
+		return int64(a.Value(i)), nil
+	case *array.Int16:
+		return int64(a.Value(i)), nil
+	case *array.Int32:
+		return int64(a.Value(i)), nil
+	case *array.Int64:
+		return a.Value(i), nil
+	case *array.Float32:
+		return a.Value(i), nil
+	case *array.Float64:
+		return a.Value(i), nil
+	case *array.Boolean:
+		return a.Value(i), nil
+	case *array.String:
+		s := a.Value(i)
+		if !utf8.ValidString(s) {
+			return nil, values.Errorf(values.CodeInvalidUTF8, path, "text is not valid UTF-8")
+		}
+		return string([]byte(s)), nil
+	case *array.Binary:
+		return append([]byte(nil), a.Value(i)...), nil
+	case *array.Timestamp:
+		return string(values.AppendRFC3339(nil, int64(a.Value(i)), 9)), nil
+	case *array.FixedSizeList:
+		lo, hi := a.ValueOffsets(i)
+		return nativeList(a.ListValues(), int(lo), int(hi), path)
+	case *array.List:
+		lo, hi := a.ValueOffsets(i)
+		return nativeList(a.ListValues(), int(lo), int(hi), path)
+	}
+	return nil, values.Errorf(values.CodeUnencodable, path, "unsupported Arrow column type "+arr.DataType().String())
+}
+
+func nativeList(child arrow.Array, lo, hi int, path string) ([]any, error) {
+	out := make([]any, hi-lo)
+	for j := lo; j < hi; j++ {
+		if child.IsNull(j) {
+			return nil, values.Errorf(values.CodeRequiredNull, values.IndexPath(path, j-lo), "null collection element")
+		}
+		v, err := nativeValue(child, j, values.IndexPath(path, j-lo))
+		if err != nil {
+			return nil, err
+		}
+		out[j-lo] = v
+	}
+	return out, nil
+}
