@@ -253,6 +253,24 @@ loop:
 			t.Fatalf("last event on shutdown %v", last)
 		}
 	}
+
+	// With auth enabled, a 401 carries the WWW-Authenticate challenges
+	// (Bearer, and Basic in direct mode) and the JSON error code.
+	authConfig := strings.Replace(contractConfig, "notification_schema:",
+		"auth: {enabled: true, mode: direct, auth_o_tron_url: 'http://127.0.0.1:9', jwt_secret: s, admin_roles: {ecmwf: [admin]}}\nnotification_schema:", 1) +
+		"    auth: {required: true}\n"
+	authBase, authStop := startHerald(t, authConfig)
+	resp = post(t, authBase+"/api/v1/watch", `{"event_type":"forecast","identifier":{"region":"europe"}}`)
+	var unauthorized map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&unauthorized)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || strings.Join(resp.Header.Values("WWW-Authenticate"), ", ") != "Bearer, Basic" ||
+		unauthorized["code"] != "UNAUTHORIZED" || unauthorized["request_id"] != resp.Header.Get("X-Request-ID") {
+		t.Fatalf("unauthenticated watch: %d %v %v", resp.StatusCode, resp.Header.Values("WWW-Authenticate"), unauthorized)
+	}
+	if code := authStop(); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
 }
 
 func TestCommandLine(t *testing.T) {

@@ -1,6 +1,10 @@
 // Package api wires herald's HTTP surface: the chi router with every
-// route, and the middleware around it (request id, recovery, access log).
-// It owns no endpoint logic (package handlers) and no business rules.
+// route, and the middleware around it (request id, recovery, access log,
+// CORS, authentication with JWT verification and the auth-o-tron client,
+// concurrent-stream limits). It owns no endpoint logic (package handlers)
+// and no business rules: per-stream authorisation and the ECPDS plugin run
+// in the handlers, on the identity this package puts into the request
+// context.
 package api
 
 import (
@@ -22,6 +26,14 @@ type Options struct {
 	Handlers *handlers.Handlers
 	// Logger receives the access log and recovered panics.
 	Logger *slog.Logger
+	// Auth authenticates notify, watch, replay and admin requests; nil
+	// means auth disabled (everything public).
+	Auth *Authenticator
+	// CORS is the configured cross-origin policy; nil keeps Aviso's
+	// behaviour (handled by the SSE writer).
+	CORS *CORS
+	// Limits bounds concurrent streams; nil means no limit.
+	Limits *StreamLimiter
 }
 
 // NewRouter returns the HTTP handler serving every herald route.
@@ -31,8 +43,12 @@ func NewRouter(opts Options) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	authStreams, authAdmin := passThrough, passThrough
+	if opts.Auth != nil {
+		authStreams, authAdmin = opts.Auth.Streams, opts.Auth.Admin
+	}
 	r := chi.NewRouter()
-	r.Use(RequestID, Recoverer(log), AccessLog(log))
+	r.Use(RequestID, Recoverer(log), AccessLog(log), opts.CORS.Middleware)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "404 page not found: "+r.URL.Path, http.StatusNotFound)
 	})
@@ -47,17 +63,28 @@ func NewRouter(opts Options) http.Handler {
 	r.Get("/swagger-ui/", openapi.DocsPage)
 
 	r.Route("/api/v1", func(r chi.Router) {
+		// Schema endpoints never authenticate: a malformed or bad
+		// Authorization header cannot break them (reference §1).
 		r.Get("/schema", h.SchemaList)
 		r.Get("/schema/{event_type}", h.SchemaGet)
-		r.Post("/notification", h.Notify)
-		r.Post("/watch", h.Watch)
-		r.Post("/replay", h.Replay)
-		r.Delete("/admin/notification/{notification_id}", h.AdminDelete)
-		r.Delete("/admin/wipe/stream", h.AdminWipeStream)
-		r.Delete("/admin/wipe/all", h.AdminWipeAll)
+		r.Group(func(r chi.Router) {
+			r.Use(authStreams)
+			r.Post("/notification", h.Notify)
+			r.With(opts.Limits.Middleware).Post("/watch", h.Watch)
+			r.With(opts.Limits.Middleware).Post("/replay", h.Replay)
+		})
+		r.Group(func(r chi.Router) {
+			r.Use(authAdmin)
+			r.Delete("/admin/notification/{notification_id}", h.AdminDelete)
+			r.Delete("/admin/wipe/stream", h.AdminWipeStream)
+			r.Delete("/admin/wipe/all", h.AdminWipeAll)
+		})
 	})
 	return r
 }
+
+// passThrough is the identity middleware.
+func passThrough(next http.Handler) http.Handler { return next }
 
 // RequestID gives every request a fresh UUID: in the X-Request-ID response
 // header (404, 405 and SSE included) and in the request context. An

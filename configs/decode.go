@@ -172,6 +172,8 @@ func newValue(t reflect.Type) reflect.Value {
 		return reflect.ValueOf(defaultECPDS())
 	case reflect.TypeFor[Homepage]():
 		return reflect.ValueOf(defaultHomepage())
+	case reflect.TypeFor[CORS]():
+		return reflect.ValueOf(defaultCORS())
 	}
 	return reflect.New(t)
 }

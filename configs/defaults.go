@@ -9,7 +9,16 @@ const (
 	// DefaultMaxPoints is the PointCloudHandler's max_points when unset and
 	// its upper limit.
 	DefaultMaxPoints = 10000
+	// DefaultMaxStreamsPerUser is herald's watch_endpoint.max_streams_per_user.
+	DefaultMaxStreamsPerUser = 64
+	// DefaultMaxStreamsPerClient is herald's watch_endpoint.max_streams_per_client.
+	DefaultMaxStreamsPerClient = 256
+	// DefaultCORSMaxAgeSec is application.cors.max_age_sec when unset.
+	DefaultCORSMaxAgeSec = 600
 )
+
+// defaultCORSHeaders are application.cors.allowed_headers when unset.
+var defaultCORSHeaders = []string{"Authorization", "Content-Type", "Last-Event-ID"}
 
 // Plugin names accepted in a schema's `auth.plugins`.
 const (
@@ -73,9 +82,11 @@ func Default() Config {
 			ReplayBatchDelayMs:               100,
 			ConcurrentNotificationProcessing: 15,
 			LiveQueueSize:                    4096,
+			MaxStreamsPerUser:                DefaultMaxStreamsPerUser,
+			MaxStreamsPerClient:              DefaultMaxStreamsPerClient,
 		},
 		Auth: Auth{
-			Mode:      "direct",
+			Mode:      AuthModeDirect,
 			TimeoutMs: 5000,
 		},
 		Metrics: Metrics{Host: "127.0.0.1"},
@@ -89,6 +100,15 @@ func defaultHomepage() *Homepage {
 		ClientRepositoryURL:    "https://github.com/ecmwf/aviso-client",
 		ServerDocumentationURL: "https://sites.ecmwf.int/docs/aviso-server/main/",
 		ServerRepositoryURL:    "https://github.com/ecmwf/aviso-server",
+	}
+}
+
+// defaultCORS returns the defaults of an `application.cors` block; the
+// allowed origins have none.
+func defaultCORS() *CORS {
+	return &CORS{
+		AllowedHeaders: append([]string(nil), defaultCORSHeaders...),
+		MaxAgeSec:      DefaultCORSMaxAgeSec,
 	}
 }
 

@@ -44,6 +44,30 @@ type Application struct {
 	// ShutdownGraceSec is herald: how long a graceful shutdown waits for
 	// open requests and streams before the process exits.
 	ShutdownGraceSec int `yaml:"shutdown_grace_sec"`
+	// CORS is herald: cross-origin settings. nil (the default) keeps
+	// Aviso's behaviour: `Access-Control-Allow-Origin: *` on event streams
+	// and no other CORS header.
+	CORS *CORS `yaml:"cors"`
+	// ClientAddressHeader is herald: a request header set by a trusted
+	// reverse proxy (e.g. X-Forwarded-For or X-Real-IP) whose first address
+	// is the client address for the per-client stream limit. Empty means
+	// the TCP peer address.
+	ClientAddressHeader string `yaml:"client_address_header"`
+}
+
+// CORS is herald: `application.cors`, the cross-origin policy. When the
+// block is present herald answers preflight requests and sets the CORS
+// headers on every response of an allowed origin.
+type CORS struct {
+	// AllowedOrigins are the origins allowed to call herald from a
+	// browser, as scheme://host[:port], or ["*"] for any origin.
+	AllowedOrigins []string `yaml:"allowed_origins"`
+	// AllowedHeaders are the request headers a browser may send
+	// (default Authorization, Content-Type, Last-Event-ID).
+	AllowedHeaders []string `yaml:"allowed_headers"`
+	// MaxAgeSec is how long a browser may cache a preflight answer
+	// (default 600; 0 sends no Access-Control-Max-Age).
+	MaxAgeSec int `yaml:"max_age_sec"`
 }
 
 // Homepage is `application.homepage`: links shown on the homepage.
@@ -82,7 +106,8 @@ type InMemory struct {
 	EnableMetrics      bool `yaml:"enable_metrics"`
 }
 
-// JetStream is `notification_backend.jetstream`.
+// JetStream is `notification_backend.jetstream`. Its String, LogValue and
+// MarshalJSON methods redact the token.
 type JetStream struct {
 	// NatsURL names an external NATS server or cluster. Empty means herald
 	// starts an embedded nats-server (herald).
@@ -125,9 +150,27 @@ type WatchEndpoint struct {
 	// have waiting; a watcher that falls further behind is closed with an
 	// error event so that it reconnects from its last sequence.
 	LiveQueueSize int `yaml:"live_queue_size"`
+	// MaxStreamsPerUser is herald: how many watch and replay streams one
+	// authenticated user may have open at once (429 beyond); 0 means no
+	// limit.
+	MaxStreamsPerUser int `yaml:"max_streams_per_user"`
+	// MaxStreamsPerClient is herald: how many watch and replay streams one
+	// client address may have open at once (429 beyond); 0 means no limit.
+	// Behind a reverse proxy set application.client_address_header, or
+	// every client shares the proxy's address.
+	MaxStreamsPerClient int `yaml:"max_streams_per_client"`
 }
 
-// Auth is the global `auth` block.
+// Auth modes accepted by `auth.mode`.
+const (
+	// AuthModeDirect forwards the Authorization header to auth-o-tron.
+	AuthModeDirect = "direct"
+	// AuthModeTrustedProxy verifies a Bearer JWT set by a trusted proxy.
+	AuthModeTrustedProxy = "trusted_proxy"
+)
+
+// Auth is the global `auth` block. Its String, LogValue and MarshalJSON
+// methods redact jwt_secret.
 type Auth struct {
 	Enabled      bool                `yaml:"enabled"`
 	Mode         string              `yaml:"mode"`
@@ -135,6 +178,11 @@ type Auth struct {
 	JWTSecret    string              `yaml:"jwt_secret"`
 	AdminRoles   map[string][]string `yaml:"admin_roles"`
 	TimeoutMs    int                 `yaml:"timeout_ms"`
+
+	// JWKSFile is herald: a JWKS document on disk whose RSA (RS256) and
+	// P-256 (ES256) public keys verify tokens besides (or instead of)
+	// jwt_secret. herald re-reads it when it changes.
+	JWKSFile string `yaml:"jwks_file"`
 }
 
 // Metrics is the `metrics` block.
@@ -145,7 +193,16 @@ type Metrics struct {
 	Port int `yaml:"port"`
 }
 
-// ECPDS is the `ecpds` block of the destination plugin.
+// Partial-outage policies accepted by `ecpds.partial_outage_policy`.
+const (
+	// ECPDSStrict needs an answer from every server.
+	ECPDSStrict = "strict"
+	// ECPDSAnySuccess needs an answer from at least one server.
+	ECPDSAnySuccess = "any_success"
+)
+
+// ECPDS is the `ecpds` block of the destination plugin. Its String,
+// LogValue and MarshalJSON methods redact the password.
 type ECPDS struct {
 	Username              string   `yaml:"username"`
 	Password              string   `yaml:"password"`

@@ -205,6 +205,63 @@ func (v *validator) application() {
 	v.positive("application.read_header_timeout_sec", int64(a.ReadHeaderTimeoutSec))
 	v.positive("application.read_body_timeout_sec", int64(a.ReadBodyTimeoutSec))
 	v.nonNegative("application.shutdown_grace_sec", int64(a.ShutdownGraceSec))
+	if h := a.ClientAddressHeader; h != "" && !headerName(h) {
+		v.global("application.client_address_header", "must be an HTTP header name such as X-Forwarded-For, got %s", quote(h))
+	}
+	if c := a.CORS; c != nil {
+		v.cors(c)
+	}
+}
+
+// headerName reports whether s is an HTTP header field name (an RFC 9110
+// token).
+func headerName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// origin reports whether s is a browser origin: scheme://host[:port]
+// with an http(s) scheme and nothing after the authority.
+func origin(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.Hostname() != "" &&
+		u.User == nil && u.Path == "" && u.RawQuery == "" && !u.ForceQuery && u.Fragment == "" &&
+		!strings.Contains(s, "#") && strings.ToLower(u.Scheme)+"://"+u.Host == s
+}
+
+// cors checks the `application.cors` block.
+func (v *validator) cors(c *CORS) {
+	const p = "application.cors."
+	if len(c.AllowedOrigins) == 0 {
+		v.global(p+"allowed_origins", "must list at least one origin (scheme://host[:port]) or [\"*\"]; remove the cors block to keep Aviso's behaviour")
+	}
+	for i, o := range c.AllowedOrigins {
+		switch {
+		case o == "*":
+			if len(c.AllowedOrigins) > 1 {
+				v.global(index(p+"allowed_origins", i), "\"*\" allows every origin and must be the only entry")
+			}
+		case !origin(o):
+			v.global(index(p+"allowed_origins", i), "must be an origin such as https://app.example.org (lowercase scheme, no path or trailing slash), got %s", quote(o))
+		}
+	}
+	for i, h := range c.AllowedHeaders {
+		if !headerName(h) {
+			v.global(index(p+"allowed_headers", i), "must be an HTTP header name, got %s", quote(h))
+		}
+	}
+	v.nonNegative(p+"max_age_sec", int64(c.MaxAgeSec))
 }
 
 func (v *validator) backend() {
@@ -274,6 +331,8 @@ func (v *validator) watchEndpoint() {
 	v.nonNegative(p+"replay_batch_delay_ms", int64(w.ReplayBatchDelayMs))
 	v.nonNegative(p+"concurrent_notification_processing", int64(w.ConcurrentNotificationProcessing))
 	v.positive(p+"live_queue_size", int64(w.LiveQueueSize))
+	v.nonNegative(p+"max_streams_per_user", int64(w.MaxStreamsPerUser))
+	v.nonNegative(p+"max_streams_per_client", int64(w.MaxStreamsPerClient))
 }
 
 // roleProblem is one problem of a realm → roles map.
@@ -311,13 +370,13 @@ func roleProblems(base string, roles map[string][]string) []roleProblem {
 
 func (v *validator) auth() {
 	a := &v.c.Auth
-	v.oneOf("auth.mode", a.Mode, "direct", "trusted_proxy")
+	v.oneOf("auth.mode", a.Mode, AuthModeDirect, AuthModeTrustedProxy)
 	if !a.Enabled {
 		return
 	}
 	v.positive("auth.timeout_ms", int64(a.TimeoutMs))
 	switch {
-	case a.Mode == "direct" && strings.TrimSpace(a.AuthOTronURL) == "":
+	case a.Mode == AuthModeDirect && strings.TrimSpace(a.AuthOTronURL) == "":
 		v.global("auth.auth_o_tron_url", "required when auth.mode is direct")
 	case padded(a.AuthOTronURL):
 		v.global("auth.auth_o_tron_url", "must not have leading or trailing whitespace")
@@ -325,10 +384,18 @@ func (v *validator) auth() {
 		v.global("auth.auth_o_tron_url", "must be an absolute http(s) URL, got %s", quote(a.AuthOTronURL))
 	}
 	switch {
-	case strings.TrimSpace(a.JWTSecret) == "":
-		v.global("auth.jwt_secret", "required when auth is enabled")
+	case strings.TrimSpace(a.JWTSecret) == "" && a.JWTSecret != "":
+		v.global("auth.jwt_secret", "must not be whitespace")
+	case a.JWTSecret == "" && a.JWKSFile == "":
+		v.global("auth.jwt_secret", "required when auth is enabled (or set auth.jwks_file to verify RS256/ES256 tokens)")
 	case padded(a.JWTSecret):
 		v.global("auth.jwt_secret", "must not have leading or trailing whitespace")
+	}
+	switch {
+	case a.JWKSFile != "" && strings.TrimSpace(a.JWKSFile) == "":
+		v.global("auth.jwks_file", "must not be whitespace; remove the key or name a JWKS file")
+	case padded(a.JWKSFile):
+		v.global("auth.jwks_file", "must not have leading or trailing whitespace")
 	}
 	if len(a.AdminRoles) == 0 {
 		v.global("auth.admin_roles", "must name at least one realm and its admin roles when auth is enabled, e.g. {ecmwf: [admin]}")
@@ -419,14 +486,17 @@ func (v *validator) ecpds() {
 	case !bareName(e.MatchKey):
 		v.global("ecpds.match_key", "must be a bare identifier name (no spaces, dots or slashes), got %s", quote(e.MatchKey))
 	}
-	if strings.TrimSpace(e.TargetField) == "" {
+	switch {
+	case strings.TrimSpace(e.TargetField) == "":
 		v.global("ecpds.target_field", "required")
+	case padded(e.TargetField):
+		v.global("ecpds.target_field", "must not have leading or trailing whitespace")
 	}
 	v.positive("ecpds.cache_ttl_seconds", int64(e.CacheTTLSeconds))
 	v.positive("ecpds.max_entries", int64(e.MaxEntries))
 	v.positive("ecpds.request_timeout_seconds", int64(e.RequestTimeoutSeconds))
 	v.positive("ecpds.connect_timeout_seconds", int64(e.ConnectTimeoutSeconds))
-	v.oneOf("ecpds.partial_outage_policy", e.PartialOutagePolicy, "strict", "any_success")
+	v.oneOf("ecpds.partial_outage_policy", e.PartialOutagePolicy, ECPDSStrict, ECPDSAnySuccess)
 }
 
 // validBase reports whether s matches [A-Za-z0-9][A-Za-z0-9_-]*.

@@ -117,7 +117,7 @@ notification_backend:
 		{"auth enabled direct", header + "auth:\n  enabled: true\n  timeout_ms: 0\n", []string{
 			"auth.timeout_ms: must be greater than 0, got 0 (line 5)",
 			"auth.auth_o_tron_url: required when auth.mode is direct (line 3)",
-			"auth.jwt_secret: required when auth is enabled (line 3)",
+			"auth.jwt_secret: required when auth is enabled (or set auth.jwks_file to verify RS256/ES256 tokens) (line 3)",
 			"auth.admin_roles: must name at least one realm and its admin roles when auth is enabled, e.g. {ecmwf: [admin]} (line 3)"}},
 		{"auth padded", header + "auth: {enabled: true, auth_o_tron_url: 'http://a ', jwt_secret: ' s', admin_roles: {r: [a]}}\n", []string{
 			"auth.auth_o_tron_url: must not have leading or trailing whitespace (line 3)",
@@ -126,13 +126,49 @@ notification_backend:
 			[]string{`auth.auth_o_tron_url: must be an absolute http(s) URL, got "auth-o-tron:8080" (line 3)`}},
 		{"trusted proxy needs only the secret", header + authOn, nil},
 		{"trusted proxy without secret", header + "auth: {enabled: true, mode: trusted_proxy, admin_roles: {r: [a]}}\n",
-			[]string{"auth.jwt_secret: required when auth is enabled (line 3)"}},
+			[]string{"auth.jwt_secret: required when auth is enabled (or set auth.jwks_file to verify RS256/ES256 tokens) (line 3)"}},
 		{"admin roles", header + "auth:\n  enabled: true\n  mode: trusted_proxy\n  jwt_secret: s\n  admin_roles:\n    ' ': [a]\n    ' x': [a]\n    empty: []\n    ok: [admin, '', ' b']\n", []string{
 			"auth.admin_roles: realm names must not be empty or whitespace (line 7)",
 			`auth.admin_roles: realm " x" must not have leading or trailing whitespace (line 7)`,
 			`auth.admin_roles.empty: must list at least one role (use ["*"] for every user of the realm) (line 10)`,
 			"auth.admin_roles.ok: roles must not be empty or whitespace (line 11)",
 			`auth.admin_roles.ok: role " b" must not have leading or trailing whitespace (line 11)`}},
+		{"jwks file instead of the secret", header + "auth: {enabled: true, mode: trusted_proxy, jwks_file: /etc/herald/jwks.json, admin_roles: {r: [a]}}\n", nil},
+		{"jwks file and secret in direct mode", header + "auth: {enabled: true, auth_o_tron_url: 'http://a', jwt_secret: s, jwks_file: j.json, admin_roles: {r: [a]}}\n", nil},
+		{"jwks file and secret whitespace", header + "auth: {enabled: true, mode: trusted_proxy, jwt_secret: '  ', jwks_file: ' j.json', admin_roles: {r: [a]}}\n", []string{
+			"auth.jwt_secret: must not be whitespace (line 3)",
+			"auth.jwks_file: must not have leading or trailing whitespace (line 3)"}},
+		{"jwks file blank", header + "auth: {enabled: true, mode: trusted_proxy, jwks_file: ' ', admin_roles: {r: [a]}}\n", []string{
+			"auth.jwks_file: must not be whitespace; remove the key or name a JWKS file (line 3)"}},
+		// herald hardening keys
+		{"cors valid", "application: {host: h, port: 1, cors: {allowed_origins: ['https://app.example.org', 'http://localhost:3000'], allowed_headers: [Authorization], max_age_sec: 0}}\nnotification_backend: {kind: in_memory}\n", nil},
+		{"cors any origin", "application: {host: h, port: 1, cors: {allowed_origins: ['*']}}\nnotification_backend: {kind: in_memory}\n", nil},
+		{"cors empty", "application: {host: h, port: 1, cors: {}}\nnotification_backend: {kind: in_memory}\n", []string{
+			`application.cors.allowed_origins: must list at least one origin (scheme://host[:port]) or ["*"]; remove the cors block to keep Aviso's behaviour (line 1)`}},
+		{"cors values", `application:
+  host: h
+  port: 1
+  client_address_header: X Forwarded For
+  cors:
+    allowed_origins: ['*', 'https://app.example.org/', 'HTTPS://x.org', 'ftp://x.org', 'https://u@x.org', 'app.example.org']
+    allowed_headers: [Authorization, 'X Bad', '']
+    max_age_sec: -1
+notification_backend: {kind: in_memory}
+`, []string{
+			`application.client_address_header: must be an HTTP header name such as X-Forwarded-For, got "X Forwarded For" (line 4)`,
+			`application.cors.allowed_origins[0]: "*" allows every origin and must be the only entry (line 6)`,
+			`application.cors.allowed_origins[1]: must be an origin such as https://app.example.org (lowercase scheme, no path or trailing slash), got "https://app.example.org/" (line 6)`,
+			`application.cors.allowed_origins[2]: must be an origin such as https://app.example.org (lowercase scheme, no path or trailing slash), got "HTTPS://x.org" (line 6)`,
+			`application.cors.allowed_origins[3]: must be an origin such as https://app.example.org (lowercase scheme, no path or trailing slash), got "ftp://x.org" (line 6)`,
+			`application.cors.allowed_origins[4]: must be an origin such as https://app.example.org (lowercase scheme, no path or trailing slash), got "https://u@x.org" (line 6)`,
+			`application.cors.allowed_origins[5]: must be an origin such as https://app.example.org (lowercase scheme, no path or trailing slash), got "app.example.org" (line 6)`,
+			`application.cors.allowed_headers[1]: must be an HTTP header name, got "X Bad" (line 7)`,
+			`application.cors.allowed_headers[2]: must be an HTTP header name, got "" (line 7)`,
+			"application.cors.max_age_sec: must not be negative, got -1 (line 8)"}},
+		{"stream limits", header + "watch_endpoint: {max_streams_per_user: -1, max_streams_per_client: -2}\n", []string{
+			"watch_endpoint.max_streams_per_user: must not be negative, got -1 (line 3)",
+			"watch_endpoint.max_streams_per_client: must not be negative, got -2 (line 3)"}},
+		{"stream limits off", "application: {host: h, port: 1, client_address_header: X-Real-IP}\nnotification_backend: {kind: in_memory}\nwatch_endpoint: {max_streams_per_user: 0, max_streams_per_client: 0}\n", nil},
 		// metrics
 		{"metrics disabled", header + "metrics: {port: 8000}\n", nil},
 		{"metrics port missing", header + "metrics:\n  enabled: true\n", []string{"metrics.port: required when metrics.enabled is true, and not 0 (line 3)"}},

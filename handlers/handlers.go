@@ -45,6 +45,16 @@ type Options struct {
 	Logger *slog.Logger
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// Auth is the authentication policy; the zero value (auth disabled)
+	// makes every stream public.
+	Auth AuthPolicy
+	// ECPDS checks destinations on streams using the ecpds plugin; nil
+	// when no `ecpds` block is configured.
+	ECPDS *ECPDS
+	// CORSManaged tells the SSE writer that package api sets the CORS
+	// headers; otherwise event streams carry Aviso's
+	// `Access-Control-Allow-Origin: *`.
+	CORSManaged bool
 }
 
 // Handlers serves the endpoints. Create it with New.
@@ -59,6 +69,9 @@ type Handlers struct {
 	version      string
 	log          *slog.Logger
 	now          func() time.Time
+	auth         AuthPolicy
+	ecpds        *ECPDS
+	corsManaged  bool
 
 	shutdown     chan struct{}
 	shutdownOnce atomicOnce
@@ -78,6 +91,9 @@ func New(opts Options) *Handlers {
 		version:      opts.Version,
 		log:          opts.Logger,
 		now:          opts.Now,
+		auth:         opts.Auth,
+		ecpds:        opts.ECPDS,
+		corsManaged:  opts.CORSManaged,
 		shutdown:     make(chan struct{}),
 	}
 	h.reg.Store(opts.Registry)

@@ -34,6 +34,16 @@ func (h *Handlers) Notify(w http.ResponseWriter, r *http.Request) {
 		writeRequestError(w, r, notifyEndpoint, err)
 		return
 	}
+	if _, ok := req.Identifier[notification.PointField]; ok {
+		// `point` is refused before authorisation (reference §3 step 1);
+		// Schema.Notify checks it first and owns the message.
+		_, err := s.Notify(req.Identifier, req.Payload)
+		writeRequestError(w, r, notifyEndpoint, err)
+		return
+	}
+	if !h.authorizeStream(w, r, s, OpWrite) {
+		return
+	}
 	n, err := s.Notify(req.Identifier, req.Payload)
 	if err != nil {
 		writeRequestError(w, r, notifyEndpoint, err)

@@ -30,13 +30,17 @@ type sseWriter struct {
 	timeout time.Duration
 }
 
-// startSSE writes the SSE response headers with status 200.
-func startSSE(w http.ResponseWriter, now func() time.Time, timeout time.Duration) *sseWriter {
+// startSSE writes the SSE response headers with status 200. anyOrigin
+// adds Aviso's `Access-Control-Allow-Origin: *` (when package api does
+// not manage CORS itself).
+func startSSE(w http.ResponseWriter, now func() time.Time, timeout time.Duration, anyOrigin bool) *sseWriter {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("Connection", "keep-alive")
-	h.Set("Access-Control-Allow-Origin", "*")
+	if anyOrigin {
+		h.Set("Access-Control-Allow-Origin", "*")
+	}
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	s := &sseWriter{w: w, rc: http.NewResponseController(w), now: now, timeout: timeout}

@@ -122,6 +122,9 @@ func (h *Handlers) serveStream(w http.ResponseWriter, r *http.Request, mode stre
 		writeRequestError(w, r, ep, err)
 		return
 	}
+	if !h.authorizeStream(w, r, s, OpRead) {
+		return
+	}
 	if err := s.CheckSpatial(req.Identifier); err != nil {
 		writeRequestError(w, r, ep, err)
 		return
@@ -134,6 +137,9 @@ func (h *Handlers) serveStream(w http.ResponseWriter, r *http.Request, mode stre
 	filter, err := s.Filter(req.Identifier)
 	if err != nil {
 		writeRequestError(w, r, ep, err)
+		return
+	}
+	if !h.checkECPDS(w, r, s, filter) {
 		return
 	}
 	q := engine.Query{Stream: s.Base, Filter: filter}
@@ -168,7 +174,7 @@ func (h *Handlers) serveStream(w http.ResponseWriter, r *http.Request, mode stre
 	}
 	st.query = q
 	st.boundary = boundary
-	st.sse = startSSE(w, h.now, h.writeTimeout)
+	st.sse = startSSE(w, h.now, h.writeTimeout, !h.corsManaged)
 	st.run()
 }
 

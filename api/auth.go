@@ -1,0 +1,170 @@
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"herald/configs"
+	"herald/handlers"
+)
+
+// AuthOptions configure authentication.
+type AuthOptions struct {
+	// Config is the validated `auth` block.
+	Config configs.Auth
+	// HTTPClient calls auth-o-tron (mode direct); nil means a client that
+	// follows no redirects. auth.timeout_ms bounds every call either way.
+	HTTPClient *http.Client
+	// Now returns the current time (token expiry); nil means time.Now.
+	Now func() time.Time
+	// Logger receives denials and upstream failures, never credentials;
+	// nil discards them.
+	Logger *slog.Logger
+}
+
+// Authenticator turns the Authorization header into a handlers.Identity
+// (reference §13): in mode trusted_proxy by verifying a Bearer JWT
+// locally, in mode direct by asking auth-o-tron for a JWT and verifying
+// that. Create it with NewAuthenticator.
+type Authenticator struct {
+	policy   handlers.AuthPolicy
+	mode     string
+	verifier *Verifier
+	tron     *AuthOTron
+	log      *slog.Logger
+}
+
+// NewAuthenticator returns the authenticator of an `auth` block. With
+// auth disabled it lets every request through unauthenticated; otherwise
+// it fails when the block cannot verify tokens (no secret and no JWKS
+// file, or a JWKS file that does not load).
+func NewAuthenticator(opts AuthOptions) (*Authenticator, error) {
+	c := opts.Config
+	a := &Authenticator{policy: handlers.NewAuthPolicy(c), mode: c.Mode, log: opts.Logger}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	if !c.Enabled {
+		return a, nil
+	}
+	v, err := NewVerifier(VerifierOptions{Secret: c.JWTSecret, JWKSFile: c.JWKSFile, Now: opts.Now, Logger: a.log})
+	if err != nil {
+		return nil, err
+	}
+	a.verifier = v
+	if a.policy.Direct {
+		if c.AuthOTronURL == "" {
+			return nil, errors.New("auth: mode direct needs auth.auth_o_tron_url")
+		}
+		a.tron = NewAuthOTron(c.AuthOTronURL, time.Duration(c.TimeoutMs)*time.Millisecond, opts.HTTPClient)
+	}
+	return a, nil
+}
+
+// Policy is the authorisation policy the handlers apply per stream.
+func (a *Authenticator) Policy() handlers.AuthPolicy { return a.policy }
+
+// failure is an authentication answer other than success.
+type failure struct {
+	status int
+	msg    string
+	reason string // for the log
+}
+
+// write answers the failure.
+func (a *Authenticator) write(w http.ResponseWriter, r *http.Request, f *failure, username string) {
+	a.log.Warn("request denied by authentication", "request_id", handlers.RequestID(r.Context()),
+		"mode", a.mode, "status", f.status, "reason", f.reason, "username", username, "path", r.URL.Path)
+	switch f.status {
+	case http.StatusUnauthorized:
+		handlers.WriteUnauthorized(w, r, a.policy.Direct, f.msg)
+	case http.StatusForbidden:
+		handlers.WriteForbidden(w, r, f.msg)
+	default:
+		handlers.WriteUnavailable(w, r, f.msg)
+	}
+}
+
+// resolve authenticates the request. It returns nil and no failure for a
+// request without usable credentials on a non-admin route (a malformed
+// header counts as none there); a well-formed header is always verified.
+func (a *Authenticator) resolve(r *http.Request, admin bool) (*handlers.Identity, *failure) {
+	values := r.Header.Values("Authorization")
+	if len(values) == 0 {
+		return nil, nil
+	}
+	creds, err := ParseAuthorization(values[0], a.policy.Direct)
+	if err != nil {
+		if admin {
+			return nil, &failure{http.StatusUnauthorized, err.Error(), "malformed authorization header"}
+		}
+		return nil, nil
+	}
+	token := creds.Token
+	if a.policy.Direct {
+		token, err = a.tron.Authenticate(r.Context(), creds.Header)
+		switch {
+		case errors.Is(err, ErrUpstreamUnauthorized):
+			return nil, &failure{http.StatusUnauthorized, handlers.MsgInvalidToken, "auth-o-tron answered 401"}
+		case errors.Is(err, ErrUpstreamForbidden):
+			return nil, &failure{http.StatusForbidden, handlers.MsgTokenDenied, "auth-o-tron answered 403"}
+		case err != nil:
+			a.log.Warn("auth-o-tron validation failed; authentication service unavailable",
+				"request_id", handlers.RequestID(r.Context()), "error", err.Error())
+			return nil, &failure{http.StatusServiceUnavailable, handlers.MsgAuthUnavailable, "auth-o-tron unavailable"}
+		}
+	}
+	id, err := a.verifier.Verify(token)
+	switch {
+	case errors.Is(err, ErrMissingUserClaims):
+		return nil, &failure{http.StatusUnauthorized, handlers.MsgMissingUserClaims, err.Error()}
+	case err != nil:
+		return nil, &failure{http.StatusUnauthorized, handlers.MsgInvalidToken, err.Error()}
+	}
+	return id, nil
+}
+
+// Streams authenticates notify, watch and replay requests: the identity,
+// if any, goes into the request context; the handlers decide per stream
+// whether it is required. A bad token is a 401 even on a public stream.
+func (a *Authenticator) Streams(next http.Handler) http.Handler {
+	if !a.policy.Enabled {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, f := a.resolve(r, false)
+		if f != nil {
+			a.write(w, r, f, "")
+			return
+		}
+		if id != nil {
+			r = r.WithContext(handlers.WithIdentity(r.Context(), id))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Admin guards the admin endpoints: credentials are required (401) and
+// must belong to an admin role (403).
+func (a *Authenticator) Admin(next http.Handler) http.Handler {
+	if !a.policy.Enabled {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, f := a.resolve(r, true)
+		switch {
+		case f != nil:
+			a.write(w, r, f, "")
+			return
+		case id == nil:
+			a.write(w, r, &failure{http.StatusUnauthorized, handlers.MsgHeaderRequired, "no credentials"}, "")
+			return
+		case !a.policy.IsAdmin(id):
+			a.write(w, r, &failure{http.StatusForbidden, handlers.MsgNoAdminRole, "not an admin"}, id.Username)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(handlers.WithIdentity(r.Context(), id)))
+	})
+}

@@ -1,0 +1,75 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// AuthErrorBody is the body of authentication, authorisation and
+// admission failures (reference §12.1): no `details`.
+type AuthErrorBody struct {
+	Code      string `json:"code"`
+	Error     string `json:"error"`
+	Message   string `json:"message"`
+	RequestID string `json:"request_id"`
+}
+
+// Messages of the authentication and authorisation answers (reference §13,
+// §14). Clients match on the codes; the messages are kept identical to
+// Aviso's all the same.
+const (
+	MsgStreamAuthRequired   = "Authentication is required for this stream"
+	MsgHeaderRequired       = "Authorization header is required"
+	MsgInvalidToken         = "Invalid or expired token"
+	MsgMissingUserClaims    = "Token is missing required user claims"
+	MsgTokenDenied          = "Token validation was denied"
+	MsgAuthUnavailable      = "Authentication service temporarily unavailable"
+	MsgNoReadRole           = "User does not have required read role for this stream"
+	MsgNoWriteRole          = "User does not have required write role for this stream"
+	MsgAdminsOnlyWrite      = "Only administrators can write to this stream"
+	MsgNoAdminRole          = "User does not have required administrative role"
+	MsgECPDSUnavailable     = "ECPDS service is inaccessible"
+	MsgServerMisconfigured  = "Server configuration error"
+	MsgECPDSUnexpectedError = "ECPDS check failed unexpectedly"
+)
+
+// RetryAfterUnavailable is the Retry-After (seconds) of a 503 caused by
+// auth-o-tron or ECPDS.
+const RetryAfterUnavailable = 5
+
+// WriteUnauthorized answers 401 UNAUTHORIZED with `WWW-Authenticate:
+// Bearer`, plus a second `WWW-Authenticate: Basic` header when the auth
+// mode is direct (Basic credentials are accepted there).
+func WriteUnauthorized(w http.ResponseWriter, r *http.Request, direct bool, msg string) {
+	h := w.Header()
+	h.Add("WWW-Authenticate", "Bearer")
+	if direct {
+		h.Add("WWW-Authenticate", "Basic")
+	}
+	WriteJSON(w, http.StatusUnauthorized, AuthErrorBody{Code: "UNAUTHORIZED", Error: "unauthorized", Message: msg, RequestID: RequestID(r.Context())})
+}
+
+// WriteForbidden answers 403 FORBIDDEN.
+func WriteForbidden(w http.ResponseWriter, r *http.Request, msg string) {
+	WriteJSON(w, http.StatusForbidden, AuthErrorBody{Code: "FORBIDDEN", Error: "forbidden", Message: msg, RequestID: RequestID(r.Context())})
+}
+
+// WriteUnavailable answers 503 SERVICE_UNAVAILABLE with Retry-After.
+func WriteUnavailable(w http.ResponseWriter, r *http.Request, msg string) {
+	w.Header().Set("Retry-After", strconv.Itoa(RetryAfterUnavailable))
+	WriteJSON(w, http.StatusServiceUnavailable, AuthErrorBody{Code: "SERVICE_UNAVAILABLE", Error: "service_unavailable", Message: msg, RequestID: RequestID(r.Context())})
+}
+
+// WriteInternalError answers 500 INTERNAL_ERROR (a misconfiguration the
+// startup checks should have caught).
+func WriteInternalError(w http.ResponseWriter, r *http.Request, msg string) {
+	WriteJSON(w, http.StatusInternalServerError, AuthErrorBody{Code: "INTERNAL_ERROR", Error: "internal_error", Message: msg, RequestID: RequestID(r.Context())})
+}
+
+// WriteTooManyStreams answers 429 TOO_MANY_STREAMS with Retry-After
+// (herald's concurrent-stream limits).
+func WriteTooManyStreams(w http.ResponseWriter, r *http.Request, msg string, retryAfter time.Duration) {
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(retryAfter/time.Second))))
+	WriteJSON(w, http.StatusTooManyRequests, AuthErrorBody{Code: "TOO_MANY_STREAMS", Error: "too_many_requests", Message: msg, RequestID: RequestID(r.Context())})
+}

@@ -1,0 +1,426 @@
+package handlers
+
+import (
+	"container/list"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"herald/configs"
+)
+
+// ErrECPDSUnavailable reports that the destination lists could not be
+// fetched under the partial-outage policy (503).
+var ErrECPDSUnavailable = errors.New("ECPDS service is inaccessible")
+
+// ECPDSDeniedError reports that a user's destination list does not hold
+// the requested destination (403).
+type ECPDSDeniedError struct {
+	// Username is the user refused.
+	Username string
+	// Destination is the canonical match-key value asked for.
+	Destination string
+}
+
+// Error is the 403 message.
+func (e *ECPDSDeniedError) Error() string {
+	return "User '" + e.Username + "' does not have access to destination '" + e.Destination + "'"
+}
+
+// Fetch outcomes of one ECPDS server, named as the labels of Aviso's
+// aviso_ecpds_fetch_total metric (reference §18).
+const (
+	FetchSuccess         = "success"
+	FetchHTTP401         = "http_401"
+	FetchHTTP403         = "http_403"
+	FetchHTTP4xx         = "http_4xx"
+	FetchHTTP5xx         = "http_5xx"
+	FetchInvalidResponse = "invalid_response"
+	FetchUnreachable     = "unreachable"
+)
+
+// ECPDSFetchError is the failure of one ECPDS server.
+type ECPDSFetchError struct {
+	// Server is the server's URL.
+	Server string
+	// Outcome is one of the Fetch* labels.
+	Outcome string
+	// Err is the cause.
+	Err error
+}
+
+// Error describes the failure without credentials.
+func (e *ECPDSFetchError) Error() string {
+	return "ECPDS server " + e.Server + ": " + e.Outcome + ": " + e.Err.Error()
+}
+
+// Unwrap returns the cause.
+func (e *ECPDSFetchError) Unwrap() error { return e.Err }
+
+// ECPDSOptions configure an ECPDS checker.
+type ECPDSOptions struct {
+	// Config is the validated `ecpds` block.
+	Config configs.ECPDS
+	// HTTPClient performs the requests; nil builds one with the block's
+	// connect and request timeouts that follows no redirects.
+	HTTPClient *http.Client
+	// Now returns the current time (cache expiry); nil means time.Now.
+	Now func() time.Time
+	// Logger receives per-server failures; nil discards them.
+	Logger *slog.Logger
+}
+
+// ECPDSStats are the checker's counters.
+type ECPDSStats struct {
+	// Hits and Misses count cache lookups.
+	Hits, Misses int64
+	// Fetches counts upstream fetches started (one per miss that was not
+	// coalesced onto a fetch in flight).
+	Fetches int64
+	// Entries is the number of users cached.
+	Entries int
+}
+
+// ECPDS is the destination plugin of reference §14: it fetches a user's
+// destination list from every configured server with the service account,
+// merges the lists under the partial-outage policy, caches them per user
+// (TTL, bounded, errors not cached) and coalesces concurrent fetches for
+// one user into one. Create it with NewECPDS; it is safe for concurrent
+// use.
+type ECPDS struct {
+	cfg     configs.ECPDS
+	servers []*url.URL
+	client  *http.Client
+	now     func() time.Time
+	log     *slog.Logger
+	ttl     time.Duration
+	timeout time.Duration
+	// ctx bounds the fetches; Close cancels it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	entries map[string]*list.Element // username → element holding *ecpdsEntry
+	order   *list.List               // oldest first
+	flights map[string]*ecpdsFlight
+	stats   ECPDSStats
+}
+
+type ecpdsEntry struct {
+	username string
+	dests    map[string]struct{}
+	expires  time.Time
+}
+
+// ecpdsFlight is one fetch in progress; done is closed when dests/err are
+// set.
+type ecpdsFlight struct {
+	done  chan struct{}
+	dests map[string]struct{}
+	err   error
+}
+
+// NewECPDS returns a checker for a validated `ecpds` block.
+func NewECPDS(opts ECPDSOptions) (*ECPDS, error) {
+	c := opts.Config
+	if len(c.Servers) == 0 {
+		return nil, errors.New("ecpds: no servers configured")
+	}
+	e := &ECPDS{
+		cfg:     c,
+		client:  opts.HTTPClient,
+		now:     opts.Now,
+		log:     opts.Logger,
+		ttl:     time.Duration(c.CacheTTLSeconds) * time.Second,
+		timeout: time.Duration(c.RequestTimeoutSeconds) * time.Second,
+		entries: make(map[string]*list.Element),
+		order:   list.New(),
+		flights: make(map[string]*ecpdsFlight),
+	}
+	for _, s := range c.Servers {
+		u, err := url.Parse(s)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("ecpds: server %q is not an absolute URL", s)
+		}
+		e.servers = append(e.servers, u)
+	}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	if e.timeout <= 0 {
+		e.timeout = 30 * time.Second
+	}
+	if e.client == nil {
+		connect := time.Duration(c.ConnectTimeoutSeconds) * time.Second
+		if connect <= 0 {
+			connect = 5 * time.Second
+		}
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.DialContext = (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext
+		tr.TLSHandshakeTimeout = connect
+		e.client = &http.Client{
+			Transport: tr,
+			Timeout:   e.timeout,
+			// A redirect is not part of the ECPDS API; never replay the
+			// service account's credentials elsewhere.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	}
+	e.ctx, e.cancel = context.WithCancel(context.Background())
+	return e, nil
+}
+
+// Close cancels the fetches in flight.
+func (e *ECPDS) Close() { e.cancel() }
+
+// MatchKey is the identifier field whose canonical value must be one of
+// the user's destinations.
+func (e *ECPDS) MatchKey() string { return e.cfg.MatchKey }
+
+// Stats returns the counters.
+func (e *ECPDS) Stats() ECPDSStats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := e.stats
+	s.Entries = len(e.entries)
+	return s
+}
+
+// Check reports whether username may read destination: nil when the
+// destination is in the user's list, an *ECPDSDeniedError when it is not,
+// an error wrapping ErrECPDSUnavailable when the lists cannot be fetched,
+// or ctx's error when ctx ends first.
+func (e *ECPDS) Check(ctx context.Context, username, destination string) error {
+	dests, err := e.Destinations(ctx, username)
+	if err != nil {
+		return err
+	}
+	if _, ok := dests[destination]; !ok {
+		return &ECPDSDeniedError{Username: username, Destination: destination}
+	}
+	return nil
+}
+
+// Destinations returns the user's destination set, from the cache or
+// from the servers. Concurrent calls for one user share one fetch; a
+// caller whose ctx ends stops waiting without cancelling the fetch for
+// the others. Failures are not cached.
+func (e *ECPDS) Destinations(ctx context.Context, username string) (map[string]struct{}, error) {
+	now := e.now()
+	e.mu.Lock()
+	if el, ok := e.entries[username]; ok {
+		ent := el.Value.(*ecpdsEntry)
+		if now.Before(ent.expires) {
+			e.stats.Hits++
+			e.mu.Unlock()
+			return ent.dests, nil
+		}
+		e.order.Remove(el)
+		delete(e.entries, username)
+	}
+	e.stats.Misses++
+	fl, inFlight := e.flights[username]
+	if !inFlight {
+		fl = &ecpdsFlight{done: make(chan struct{})}
+		e.flights[username] = fl
+		e.stats.Fetches++
+		go e.run(username, fl)
+	}
+	e.mu.Unlock()
+	select {
+	case <-fl.done:
+		return fl.dests, fl.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for the ECPDS destination list: %w", ctx.Err())
+	}
+}
+
+// run performs one fetch for a flight and publishes its result.
+func (e *ECPDS) run(username string, fl *ecpdsFlight) {
+	ctx, cancel := context.WithTimeout(e.ctx, e.timeout)
+	defer cancel()
+	dests, err := e.fetch(ctx, username)
+	e.mu.Lock()
+	delete(e.flights, username)
+	if err == nil {
+		e.store(username, dests)
+	}
+	fl.dests, fl.err = dests, err
+	e.mu.Unlock()
+	close(fl.done)
+}
+
+// store caches a user's destinations, evicting the oldest entries beyond
+// max_entries. The caller holds e.mu.
+func (e *ECPDS) store(username string, dests map[string]struct{}) {
+	limit := max(e.cfg.MaxEntries, 1)
+	for len(e.entries) >= limit {
+		oldest := e.order.Front()
+		e.order.Remove(oldest)
+		delete(e.entries, oldest.Value.(*ecpdsEntry).username)
+	}
+	ent := &ecpdsEntry{username: username, dests: dests, expires: e.now().Add(e.ttl)}
+	e.entries[username] = e.order.PushBack(ent)
+}
+
+// fetch queries every server in parallel and merges the answers under the
+// partial-outage policy: strict needs every server, any_success at least
+// one; the destinations are the union of the answers.
+func (e *ECPDS) fetch(ctx context.Context, username string) (map[string]struct{}, error) {
+	type result struct {
+		dests []string
+		err   error
+	}
+	results := make([]result, len(e.servers))
+	var wg sync.WaitGroup
+	for i, s := range e.servers {
+		wg.Go(func() {
+			d, err := e.fetchServer(ctx, s, username)
+			results[i] = result{d, err}
+		})
+	}
+	wg.Wait()
+	union := make(map[string]struct{})
+	var errs []error
+	for _, r := range results {
+		if r.err != nil {
+			e.log.Warn("ECPDS fetch failed", "username", username, "error", r.err)
+			errs = append(errs, r.err)
+			continue
+		}
+		for _, d := range r.dests {
+			union[d] = struct{}{}
+		}
+	}
+	failed := len(errs) > 0 && (e.cfg.PartialOutagePolicy != configs.ECPDSAnySuccess || len(errs) == len(e.servers))
+	if failed {
+		return nil, fmt.Errorf("%w (%s policy): %w", ErrECPDSUnavailable, e.policy(), errors.Join(errs...))
+	}
+	return union, nil
+}
+
+func (e *ECPDS) policy() string {
+	if e.cfg.PartialOutagePolicy == "" {
+		return configs.ECPDSStrict
+	}
+	return e.cfg.PartialOutagePolicy
+}
+
+// maxECPDSBody bounds a destination-list response.
+const maxECPDSBody = 32 << 20
+
+// DestinationListURL returns the destination-list URL of an ECPDS server
+// for a user: the server's path (a reverse-proxy prefix, trailing slashes
+// ignored) plus /ecpds/v1/destination/list, and ?id=<username>
+// percent-encoded.
+func DestinationListURL(server *url.URL, username string) *url.URL {
+	u := *server
+	u.User = nil
+	u.Path = strings.TrimRight(u.Path, "/") + "/ecpds/v1/destination/list"
+	u.RawPath = ""
+	u.RawQuery = url.Values{"id": {username}}.Encode()
+	u.Fragment = ""
+	return &u
+}
+
+// fetchServer fetches and parses one server's destination list.
+func (e *ECPDS) fetchServer(ctx context.Context, server *url.URL, username string) ([]string, error) {
+	name := server.Redacted()
+	fail := func(outcome string, err error) ([]string, error) {
+		return nil, &ECPDSFetchError{Server: name, Outcome: outcome, Err: err}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, DestinationListURL(server, username).String(), nil)
+	if err != nil {
+		return fail(FetchUnreachable, err)
+	}
+	req.SetBasicAuth(e.cfg.Username, e.cfg.Password)
+	req.Header.Set("Accept", "application/json")
+	resp, err := e.client.Do(req)
+	if err != nil {
+		return fail(FetchUnreachable, errors.New(transportError(err)))
+	}
+	defer resp.Body.Close()
+	switch code := resp.StatusCode; {
+	case code == http.StatusUnauthorized:
+		return fail(FetchHTTP401, errors.New("the service account was rejected (401)"))
+	case code == http.StatusForbidden:
+		return fail(FetchHTTP403, errors.New("the service account is not allowed (403)"))
+	case code >= 500:
+		return fail(FetchHTTP5xx, fmt.Errorf("status %d", code))
+	case code < 200 || code > 299:
+		return fail(FetchHTTP4xx, fmt.Errorf("status %d", code))
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxECPDSBody+1))
+	if err != nil {
+		return fail(FetchUnreachable, fmt.Errorf("reading the response: %s", transportError(err)))
+	}
+	if len(body) > maxECPDSBody {
+		return fail(FetchInvalidResponse, fmt.Errorf("response larger than %d bytes", maxECPDSBody))
+	}
+	dests, err := ParseDestinationList(body, e.cfg.TargetField)
+	if err != nil {
+		return fail(FetchInvalidResponse, err)
+	}
+	return dests, nil
+}
+
+// transportError describes a client error without the request URL (which
+// holds the username) and without internals.
+func transportError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return err.Error()
+}
+
+// ParseDestinationList parses an ECPDS destination-list response:
+// `{"destinationList": [...], "success": "yes"}`. success must be exactly
+// "yes"; of the records, only objects with `"active": true` and a string
+// value at targetField count. Other records are skipped.
+func ParseDestinationList(body []byte, targetField string) ([]string, error) {
+	var doc struct {
+		Success         *string           `json:"success"`
+		DestinationList []json.RawMessage `json:"destinationList"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil, fmt.Errorf("not a destination list: %w", err)
+	}
+	switch {
+	case doc.Success == nil:
+		return nil, errors.New(`the response has no "success" field`)
+	case *doc.Success != "yes":
+		return nil, fmt.Errorf(`"success" is %q, not "yes"`, *doc.Success)
+	case doc.DestinationList == nil:
+		return nil, errors.New(`the response has no "destinationList" array`)
+	}
+	out := make([]string, 0, len(doc.DestinationList))
+	for _, raw := range doc.DestinationList {
+		var rec map[string]json.RawMessage
+		if json.Unmarshal(raw, &rec) != nil {
+			continue
+		}
+		var active bool
+		if a, ok := rec["active"]; !ok || json.Unmarshal(a, &active) != nil || !active {
+			continue
+		}
+		var name string
+		if v, ok := rec[targetField]; !ok || len(v) == 0 || v[0] != '"' || json.Unmarshal(v, &name) != nil {
+			continue
+		}
+		out = append(out, name)
+	}
+	return out, nil
+}

@@ -1,0 +1,72 @@
+package handlers
+
+import (
+	"context"
+	"slices"
+)
+
+// Identity is an authenticated user, taken from the claims of a verified
+// JWT (reference §13). Package api verifies credentials and puts the
+// Identity into the request context with WithIdentity; the handlers read
+// it to authorise stream access. The type lives here, below api, so that
+// handlers never import api.
+type Identity struct {
+	// Username is the `username` claim, else `sub`.
+	Username string
+	// Realm is the `realm` claim; empty when absent.
+	Realm string
+	// Roles is the `roles` claim.
+	Roles []string
+	// Attributes is the `attributes` claim.
+	Attributes map[string]string
+}
+
+type identityKey struct{}
+
+// WithIdentity returns ctx carrying the authenticated user.
+func WithIdentity(ctx context.Context, id *Identity) context.Context {
+	return context.WithValue(ctx, identityKey{}, id)
+}
+
+// IdentityFrom returns the authenticated user of ctx, or nil for an
+// anonymous request.
+func IdentityFrom(ctx context.Context) *Identity {
+	id, _ := ctx.Value(identityKey{}).(*Identity)
+	return id
+}
+
+// RoleWildcard in a realm's role list admits every user of the realm.
+const RoleWildcard = "*"
+
+// RoleMap is a realm-scoped role map (realm → roles), as in
+// `auth.admin_roles` and a stream's `read_roles` / `write_roles`.
+type RoleMap map[string][]string
+
+// Admits reports whether id passes the map (reference §13): an empty map
+// admits every authenticated user; otherwise the user's realm must be a
+// key and the user must hold one of its roles, or the realm's list must
+// contain "*". A nil identity is never admitted.
+func (m RoleMap) Admits(id *Identity) bool {
+	if id == nil {
+		return false
+	}
+	if len(m) == 0 {
+		return true
+	}
+	if id.Realm == "" {
+		return false
+	}
+	allowed, ok := m[id.Realm]
+	if !ok {
+		return false
+	}
+	if slices.Contains(allowed, RoleWildcard) {
+		return true
+	}
+	for _, r := range id.Roles {
+		if slices.Contains(allowed, r) {
+			return true
+		}
+	}
+	return false
+}
