@@ -23,9 +23,10 @@ type route struct {
 	statuses []string
 }
 
-// routes mirrors api.NewRouter (package api imports this package, so the
-// test cannot ask the router). Keep the two in step: a route added there
-// must be added here and documented in openapi.json.
+// routes mirrors api.NewRouter (package api imports this package, so only
+// the external test TestRouteTableMatchesRouter can ask the router, and
+// does). Keep the two in step: a route added there must be added here and
+// documented in openapi.json.
 var routes = []route{
 	{"GET", "/", []string{"200"}},
 	{"GET", "/health", []string{"200"}},
@@ -35,8 +36,8 @@ var routes = []route{
 	{"GET", "/api/v1/schema", []string{"200"}},
 	{"GET", "/api/v1/schema/{event_type}", []string{"200", "404"}},
 	{"POST", "/api/v1/notification", []string{"200", "400", "401", "403", "408", "413", "500", "503"}},
-	{"POST", "/api/v1/watch", []string{"200", "400", "401", "403", "408", "413", "500", "503"}},
-	{"POST", "/api/v1/replay", []string{"200", "400", "401", "403", "408", "413", "500", "503"}},
+	{"POST", "/api/v1/watch", []string{"200", "400", "401", "403", "408", "413", "429", "500", "503"}},
+	{"POST", "/api/v1/replay", []string{"200", "400", "401", "403", "408", "413", "429", "500", "503"}},
 	{"DELETE", "/api/v1/admin/notification/{notification_id}", []string{"200", "400", "401", "403", "404", "500", "503"}},
 	{"DELETE", "/api/v1/admin/wipe/stream", []string{"200", "400", "401", "403", "404", "408", "413", "500", "503"}},
 	{"DELETE", "/api/v1/admin/wipe/all", []string{"200", "401", "403", "500", "503"}},
@@ -299,7 +300,7 @@ func TestErrorCodes(t *testing.T) {
 		"INVALID_NOTIFICATION_REQUEST", "INVALID_WATCH_REQUEST", "INVALID_REPLAY_REQUEST",
 		"UNAUTHORIZED", "FORBIDDEN",
 		// herald
-		"REQUEST_TIMEOUT", "PAYLOAD_TOO_LARGE",
+		"REQUEST_TIMEOUT", "PAYLOAD_TOO_LARGE", "TOO_MANY_STREAMS",
 		// reference §12.2
 		"NOTIFICATION_PROCESSING_FAILED", "NOTIFICATION_STORAGE_FAILED",
 		"SSE_STREAM_INITIALIZATION_FAILED", "INTERNAL_ERROR", "SERVICE_UNAVAILABLE",
@@ -329,6 +330,51 @@ func TestSecurity(t *testing.T) {
 			t.Errorf("%s: security = %v, want [] (never needs credentials)", k, sec)
 		case !publicRoutes[k] && has:
 			t.Errorf("%s: security = %v, want the top-level optional requirement", k, sec)
+		}
+	}
+}
+
+// TestAuthResponses checks the headers of the authentication and admission
+// answers: every 401 offers WWW-Authenticate, every 429 and 503 says
+// Retry-After (both headers always sent, so required), every route that
+// authenticates documents 401, 403 and 503, and the public routes document
+// none of them.
+func TestAuthResponses(t *testing.T) {
+	doc := loadDoc(t)
+	headers := doc["components"].(map[string]any)["headers"].(map[string]any)
+	for _, name := range []string{"RetryAfter", "WWWAuthenticate"} {
+		if h, _ := headers[name].(map[string]any); h["required"] != true {
+			t.Errorf("components.headers.%s is not required", name)
+		}
+	}
+	authStatuses := []string{"401", "403", "429", "503"}
+	for k, op := range docOperations(doc) {
+		responses := op["responses"].(map[string]any)
+		for code, r := range responses {
+			resp := deref(t, doc, r)
+			h, _ := resp["headers"].(map[string]any)
+			want := map[string]string{}
+			switch code {
+			case "401":
+				want["WWW-Authenticate"] = "#/components/headers/WWWAuthenticate"
+			case "429", "503":
+				want["Retry-After"] = "#/components/headers/RetryAfter"
+			}
+			for name, ref := range want {
+				if x, _ := h[name].(map[string]any); x["$ref"] != ref {
+					t.Errorf("%s %s: %s is %v, want the %s component", k, code, name, h[name], ref)
+				}
+			}
+			if publicRoutes[k] && slices.Contains(authStatuses, code) {
+				t.Errorf("%s never authenticates but documents %s", k, code)
+			}
+		}
+		if !publicRoutes[k] {
+			for _, code := range []string{"401", "403", "503"} {
+				if _, ok := responses[code]; !ok {
+					t.Errorf("%s authenticates but does not document %s", k, code)
+				}
+			}
 		}
 	}
 }
@@ -634,8 +680,14 @@ func TestValidatorRejects(t *testing.T) {
 		value  string
 		errs   int
 	}{
-		{"ErrorBody", `{"code":"NOPE","error":"x","message":"m","request_id":"3f1c9a6e-8b2d-4e57-9a41-0c6d2b7e5f18"}`, 1},
-		{"ErrorBody", `{"code":"INVALID_JSON","error":"x","message":"m"}`, 1},
+		{"ErrorBody", `{"code":"NOPE","error":"x","message":"m","details":"d","request_id":"3f1c9a6e-8b2d-4e57-9a41-0c6d2b7e5f18"}`, 1},
+		{"ErrorBody", `{"code":"INVALID_JSON","error":"x","message":"m","details":"d"}`, 1},
+		{"ErrorBody", `{"code":"UNAUTHORIZED","error":"unauthorized","message":"m","request_id":"3f1c9a6e-8b2d-4e57-9a41-0c6d2b7e5f18"}`, 1},
+		{"AuthErrorBody", `{"code":"UNAUTHORIZED","error":"unauthorized","message":"m","request_id":"3f1c9a6e-8b2d-4e57-9a41-0c6d2b7e5f18"}`, 0},
+		{"AuthErrorBody", `{"code":"TOO_MANY_STREAMS","error":"too_many_requests","message":"m","request_id":"3f1c9a6e-8b2d-4e57-9a41-0c6d2b7e5f18"}`, 0},
+		{"AuthErrorBody", `{"code":"FORBIDDEN","error":"forbidden","message":"m","details":"m","request_id":"3f1c9a6e-8b2d-4e57-9a41-0c6d2b7e5f18"}`, 1},
+		{"AuthErrorBody", `{"code":"FORBIDDEN","error":"unauthorized","message":"m","request_id":"3f1c9a6e-8b2d-4e57-9a41-0c6d2b7e5f18"}`, 1},
+		{"AuthErrorBody", `{"code":"INVALID_JSON","error":"invalid_json","message":"m","request_id":"3f1c9a6e-8b2d-4e57-9a41-0c6d2b7e5f18"}`, 1},
 		{"Request", `{"event_type":"x","identifier":{},"foo":1}`, 1},
 		{"Request", `{"event_type":"x","identifier":{},"from_id":5}`, 1},
 		{"SequenceCursor", `"x@5"`, 1},
