@@ -113,7 +113,6 @@ type (
 		Message   string  `json:"message"`
 		Topic     string  `json:"topic"`
 		Sequence  *uint64 `json:"sequence,omitempty"`
-		ResumeID  *string `json:"resume_from_id,omitempty"`
 		RequestID string  `json:"request_id"`
 	}
 	connectionClosing struct {
@@ -121,7 +120,11 @@ type (
 		Timestamp string `json:"timestamp"`
 		Message   string `json:"message"`
 		Topic     string `json:"topic"`
-		RequestID string `json:"request_id"`
+		// ResumeFromID (herald) is set when a live watch is closed because
+		// it fell behind or lost its live feed: the from_id that continues
+		// it with no gap.
+		ResumeFromID *string `json:"resume_from_id,omitempty"`
+		RequestID    string  `json:"request_id"`
 	}
 )
 

@@ -446,25 +446,27 @@ func (st *stream) subscriptionEnded(err error) {
 		st.closing(ReasonShutdown)
 		return
 	}
+	// The watcher must reconnect from its last sequence. That is said with
+	// connection-closing end_of_stream (and resume_from_id) only, never
+	// with an `error` event: the aviso client ends a listener for good on
+	// any `error` event, while on end_of_stream it reconnects by itself
+	// with from_id = last + 1, so it goes on with no gap and no duplicate.
 	resume := strconv.FormatUint(st.lastSeq+1, 10)
-	msg := "the live feed of this watch was interrupted"
+	why := "the live feed of this watch was interrupted"
 	switch {
 	case errors.Is(err, engine.ErrOverflow):
-		msg = fmt.Sprintf("this watcher fell more than %d notifications behind and was closed; reconnect with from_id %q to continue without a gap", st.h.watch.LiveQueueSize, resume)
+		why = fmt.Sprintf("the watcher fell more than %d notifications behind", st.h.watch.LiveQueueSize)
 	case errors.Is(err, engine.ErrGap):
-		msg = fmt.Sprintf("the live feed lost its connection to the backend; reconnect with from_id %q to continue without a gap", resume)
+		why = "the live feed lost its connection to the backend"
 	}
-	if st.lastSeq == 0 {
-		resume = ""
+	st.h.log.Warn("watch closed; the client should reconnect from its last sequence", "request_id", st.reqID,
+		"topic", st.topic, "reason", why, "resume_from_id", resume)
+	ev := connectionClosing{Reason: ReasonEndOfStream, Timestamp: sseTime(st.h.now()),
+		Message: closeMessages[ReasonEndOfStream], Topic: st.topic, RequestID: st.reqID}
+	if st.lastSeq > 0 {
+		ev.ResumeFromID = &resume
 	}
-	ev := streamError{Error: "stream_processing_failed", Message: msg, Topic: st.topic, RequestID: st.reqID}
-	if resume != "" {
-		ev.ResumeID = &resume
-	}
-	if st.sse.json(EventError, ev) != nil {
-		return
-	}
-	st.closing(ReasonEndOfStream)
+	_ = st.sse.json(EventClosing, ev)
 }
 
 func (st *stream) batchError(err error) outcome {

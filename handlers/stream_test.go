@@ -343,8 +343,11 @@ func TestMaxDuration(t *testing.T) {
 }
 
 // TestSlowWatcherIsClosed fills a watcher's queue while its client does
-// not read: it must end with an error event naming the resume cursor and a
-// connection-closing, never silently skip notifications.
+// not read: it must end with connection-closing end_of_stream naming the
+// resume cursor, never silently skip notifications, and never send an
+// `error` event: the aviso client (pyaviso) ends a listener for good on any
+// `error` event, while on end_of_stream it reconnects from its last
+// sequence (interop/pyaviso/test_reconnect.py).
 func TestSlowWatcherIsClosed(t *testing.T) {
 	s := startServer(t, testConfig, func(c *configs.Config) { c.WatchEndpoint.LiveQueueSize = 4 })
 	st := s.openPaused(t, "/api/v1/watch", `{"event_type":"extreme","identifier":{}}`)
@@ -370,12 +373,9 @@ func TestSlowWatcherIsClosed(t *testing.T) {
 		if want > published {
 			t.Fatalf("all %d delivered: the queue never overflowed", published)
 		}
-		if ev.Name != "error" || ev.Data["resume_from_id"] != strconv.FormatUint(want, 10) {
+		if ev.Name != "connection-closing" || ev.Data["reason"] != "end_of_stream" || ev.Data["message"] != "Stream completed" ||
+			ev.Data["resume_from_id"] != strconv.FormatUint(want, 10) {
 			t.Fatalf("after %d live events: %s %s", want-1, ev.Name, ev.Raw)
-		}
-		closing := st.next(wait)
-		if closing.Data["reason"] != "end_of_stream" {
-			t.Fatalf("closing %s", closing.Raw)
 		}
 		st.expectEnd(wait)
 		return

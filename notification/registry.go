@@ -242,8 +242,11 @@ func asHandler[H Handler](h H, err error) (Handler, error) {
 // Strict reports whether unknown event types are rejected.
 func (r *Registry) Strict() bool { return r.strict }
 
-// Names returns the configured event types, sorted.
-func (r *Registry) Names() []string { return append([]string(nil), r.names...) }
+// Names returns the configured event types, sorted. The slice is never nil:
+// with no schema it is empty, so that it encodes as the JSON [] that
+// clients expect (the aviso client fails to decode a schema list whose
+// event_types is null).
+func (r *Registry) Names() []string { return append(make([]string, 0, len(r.names)), r.names...) }
 
 // BaseURL is the CloudEvent source.
 func (r *Registry) BaseURL() string { return r.baseURL }

@@ -155,6 +155,30 @@ func TestGenericFallback(t *testing.T) {
 	}
 }
 
+// TestNamesNeverNil: with no schema configured the event type list is
+// empty, not nil, so that the schema list and the unknown-event-type error
+// carry "event_types": [] / "configured_event_types": [] (reference §12,
+// §16); pyaviso's client.schema() fails to decode null.
+func TestNamesNeverNil(t *testing.T) {
+	for _, yaml := range []string{
+		"application: {host: 127.0.0.1, port: 0}\nnotification_backend: {kind: in_memory}\n",
+		"application: {host: 127.0.0.1, port: 0}\nnotification_backend: {kind: in_memory}\nnotification_schema_strict: true\n",
+	} {
+		r := mustRegistry(t, yaml)
+		names := r.Names()
+		if b, err := json.Marshal(names); err != nil || string(b) != "[]" {
+			t.Fatalf("Names() encodes as %s (%v), want []", b, err)
+		}
+		var ue *UnknownEventTypeError
+		if _, err := r.Lookup("x"); r.Strict() && (!errors.As(err, &ue) || ue.Configured == nil) {
+			t.Fatalf("strict lookup with no schema: %v (configured %#v)", err, ue)
+		}
+	}
+	if got := mustRegistry(t, registryYAML).Names(); strings.Join(got, ",") != "area,bare,mars" {
+		t.Fatalf("Names() = %v", got)
+	}
+}
+
 func TestAppendTime(t *testing.T) {
 	base := time.Date(2025, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))
 	for _, c := range []struct {
