@@ -268,7 +268,34 @@ loop:
 		unauthorized["code"] != "UNAUTHORIZED" || unauthorized["request_id"] != resp.Header.Get("X-Request-ID") {
 		t.Fatalf("unauthenticated watch: %d %v %v", resp.StatusCode, resp.Header.Values("WWW-Authenticate"), unauthorized)
 	}
+	// A 503 from auth-o-tron being unreachable carries Retry-After.
+	req, _ := http.NewRequest(http.MethodPost, authBase+"/api/v1/watch", strings.NewReader(`{"event_type":"forecast","identifier":{"region":"europe"}}`))
+	req.Header.Set("Authorization", "Bearer abc.def.ghi")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("auth-o-tron unreachable: %d Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
 	if code := authStop(); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+
+	// Over the concurrent-stream limit: 429 with Retry-After.
+	limitBase, limitStop := startHerald(t, contractConfig, "HERALD_WATCH_ENDPOINT__MAX_STREAMS_PER_CLIENT=1")
+	held := post(t, limitBase+"/api/v1/watch", `{"event_type":"forecast","identifier":{"region":"europe"}}`)
+	if held.StatusCode != 200 {
+		t.Fatalf("first stream: %d", held.StatusCode)
+	}
+	second := post(t, limitBase+"/api/v1/watch", `{"event_type":"forecast","identifier":{"region":"europe"}}`)
+	second.Body.Close()
+	if second.StatusCode != http.StatusTooManyRequests || second.Header.Get("Retry-After") == "" {
+		t.Fatalf("second stream: %d Retry-After %q", second.StatusCode, second.Header.Get("Retry-After"))
+	}
+	held.Body.Close()
+	if code := limitStop(); code != 0 {
 		t.Fatalf("exit code %d", code)
 	}
 }
