@@ -24,6 +24,7 @@ import (
 	"herald/configs"
 	"herald/engine"
 	"herald/handlers"
+	"herald/jetstream"
 	"herald/notification"
 )
 
@@ -205,6 +206,13 @@ func newEngine(ctx context.Context, cfg *configs.Config, log *slog.Logger) (engi
 	case configs.BackendInMemory:
 		m := cfg.NotificationBackend.InMemory
 		return engine.NewMemory(engine.MemoryOptions{MaxHistoryPerTopic: m.MaxHistoryPerTopic, MaxTopics: m.MaxTopics}), nil
+	case configs.BackendJetStream:
+		opts, err := jetstream.OptionsFromConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		opts.Logger = log.With("component", "jetstream")
+		return jetstream.Open(ctx, opts)
 	default:
 		return nil, fmt.Errorf("notification_backend.kind %q is not available in this build", cfg.NotificationBackend.Kind)
 	}

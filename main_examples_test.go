@@ -17,9 +17,11 @@ import (
 	"herald/notification"
 )
 
-// TestShippedConfigsStart loads every shipped config; the in-memory ones
-// start herald unchanged (only the port is moved to a free one through the
-// environment) and serve their schemas.
+// TestShippedConfigsStart loads every shipped config and starts herald on
+// it unchanged, except what the environment moves: the port to a free
+// one and, for JetStream configs, the store to a temporary directory with
+// the embedded server (an example naming an external cluster runs on one
+// embedded server with one replica instead). Each serves its schemas.
 func TestShippedConfigsStart(t *testing.T) {
 	files, _ := filepath.Glob("configs/examples/*.yaml")
 	files = append(files, "configs/config.yaml")
@@ -30,15 +32,20 @@ func TestShippedConfigsStart(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			env := []string{"HERALD_APPLICATION__PORT=0", "HERALD_APPLICATION__HOST=127.0.0.1"}
 			cfg, err := configs.Load(f, env)
+			if err == nil && cfg.NotificationBackend.Kind == configs.BackendJetStream {
+				env = append(env, "HERALD_NOTIFICATION_BACKEND__JETSTREAM__DATA_DIR="+t.TempDir(),
+					"HERALD_NOTIFICATION_BACKEND__JETSTREAM__NATS_URL=")
+				if cfg.NotificationBackend.JetStream.Replicas != nil {
+					env = append(env, "HERALD_NOTIFICATION_BACKEND__JETSTREAM__REPLICAS=1")
+				}
+				cfg, err = configs.Load(f, env)
+			}
 			if err != nil {
 				t.Fatalf("load: %v", err)
 			}
 			reg, err := notification.NewRegistry(cfg)
 			if err != nil {
 				t.Fatalf("registry: %v", err)
-			}
-			if cfg.NotificationBackend.Kind != configs.BackendInMemory {
-				return
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()

@@ -2,14 +2,60 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"os"
 	"path/filepath"
+	"time"
 )
 
-// Health serves GET /health: a constant liveness answer.
+// readiness is implemented by engines that depend on something that can
+// be down (the JetStream engine's NATS connection).
+type readiness interface {
+	Ready(ctx context.Context) error
+}
+
+// readyTimeout bounds one readiness check.
+const readyTimeout = 5 * time.Second
+
+// backendState checks the engine's readiness: "" when the engine has no
+// such notion, else "ok" or "unavailable" with the error.
+func (h *Handlers) backendState(ctx context.Context) (string, error) {
+	rd, ok := h.eng.(readiness)
+	if !ok {
+		return "", nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	if err := rd.Ready(ctx); err != nil {
+		return "unavailable", err
+	}
+	return "ok", nil
+}
+
+// Health serves GET /health: liveness. It is always 200 {"status":"ok"},
+// as in Aviso; engines with a backend connection add "backend": "ok" or
+// "unavailable" for information.
 func (h *Handlers) Health(w http.ResponseWriter, r *http.Request) {
-	WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	body := map[string]string{"status": "ok"}
+	if state, _ := h.backendState(r.Context()); state != "" {
+		body["backend"] = state
+	}
+	WriteJSON(w, http.StatusOK, body)
+}
+
+// Ready serves GET /ready: 200 {"status":"ready"} when the backend
+// answers, 503 with Retry-After while it is down (for load balancers and
+// orchestrators).
+func (h *Handlers) Ready(w http.ResponseWriter, r *http.Request) {
+	if state, err := h.backendState(r.Context()); state == "unavailable" {
+		w.Header().Set("Retry-After", "5")
+		WriteJSON(w, http.StatusServiceUnavailable, map[string]string{
+			"status": "unavailable", "error": err.Error(), "request_id": RequestID(r.Context()),
+		})
+		return
+	}
+	WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
 const builtinHome = `<!doctype html>

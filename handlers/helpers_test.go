@@ -19,6 +19,8 @@ import (
 	"herald/configs"
 	"herald/engine"
 	"herald/handlers"
+	"herald/jetstream"
+	"herald/jetstream/jetstreamtest"
 	"herald/notification"
 )
 
@@ -82,6 +84,11 @@ notification_schema:
       point_cloud: {type: PointCloudHandler, required: true, max_points: 100}
 `
 
+// jetStreamSuite is the test that reruns the end-to-end tests on the
+// JetStream engine: startServer gives its subtests an embedded JetStream
+// engine instead of the in-memory one.
+const jetStreamSuite = "TestOnJetStream"
+
 // server is herald's HTTP surface on a loopback port.
 type server struct {
 	URL      string
@@ -110,10 +117,19 @@ func startServer(t *testing.T, yaml string, edit func(*configs.Config)) *server 
 	if err != nil {
 		t.Fatalf("registry: %v", err)
 	}
-	eng := engine.NewMemory(engine.MemoryOptions{
-		MaxHistoryPerTopic: cfg.NotificationBackend.InMemory.MaxHistoryPerTopic,
-		MaxTopics:          cfg.NotificationBackend.InMemory.MaxTopics,
-	})
+	var eng engine.Engine
+	if strings.HasPrefix(t.Name(), jetStreamSuite+"/") {
+		opts, err := jetstream.OptionsFromConfig(cfg)
+		if err != nil {
+			t.Fatalf("jetstream options: %v", err)
+		}
+		eng = jetstreamtest.Open(t, opts.Streams, nil)
+	} else {
+		eng = engine.NewMemory(engine.MemoryOptions{
+			MaxHistoryPerTopic: cfg.NotificationBackend.InMemory.MaxHistoryPerTopic,
+			MaxTopics:          cfg.NotificationBackend.InMemory.MaxTopics,
+		})
+	}
 	h := handlers.New(handlers.Options{
 		Registry:        reg,
 		Engine:          eng,

@@ -40,7 +40,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
     setattr(item, "rep_" + rep.when, rep)
 
 
-@pytest.fixture(params=["in_memory", pytest.param("jetstream", marks=heraldctl.needs_jetstream)])
+@pytest.fixture(params=["in_memory", "jetstream"])
 def backend(request: pytest.FixtureRequest) -> str:
     """The notification backend kind; a test that takes this fixture runs
     once per engine, and start_herald uses it."""

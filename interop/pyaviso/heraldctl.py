@@ -25,13 +25,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
-# The JetStream engine is not wired into main.go yet: herald refuses
-# `notification_backend.kind: jetstream`. Set this to True once it is;
-# every JetStream case of the suite (test_resume.py, and the [jetstream]
-# variant of each test taking the `backend` fixture) then runs.
-JETSTREAM_WIRED = False
-needs_jetstream = pytest.mark.skipif(not JETSTREAM_WIRED, reason="needs the JetStream engine wired into main.go (issue 3)")
-
 # The environment as the suite found it. conftest points HOME elsewhere for
 # the client; go build (module and build caches) and herald get this one.
 ORIG_ENV = dict(os.environ)

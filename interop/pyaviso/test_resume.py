@@ -8,7 +8,7 @@ no gap (its gap detection would raise HistoryGapError) and no duplicate.
 
 from __future__ import annotations
 
-from heraldctl import FEED, jetstream_backend, keep_all_history, needs_jetstream
+from heraldctl import FEED, jetstream_backend, keep_all_history
 from streams import async_test, client, nothing_more, read_n, read_to_end
 
 # JetStream keeps one message per subject unless duplicates are allowed;
@@ -26,7 +26,6 @@ def check(got: list, first: int, last: int) -> None:
     assert [n.payload for n in got] == [{"i": i} for i in range(first, last + 1)]
 
 
-@needs_jetstream
 @async_test
 async def test_listener_resumes_after_restart_without_gap_or_duplicate(start_herald, tmp_path):
     store = tmp_path / "jetstream"

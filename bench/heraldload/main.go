@@ -1,0 +1,731 @@
+// Command heraldload measures herald on its default backend against raw
+// JetStream, in one process, on loopback: it starts an embedded
+// nats-server through herald's JetStream engine and herald's HTTP stack
+// (built from the same packages as the herald command), then measures
+//
+//   - B1 notify: HTTP notify requests/s and latency p50/p99 at several
+//     concurrencies, against synchronous JetStream publishes of the same
+//     messages at the same concurrency (and asynchronous publishes as the
+//     ceiling);
+//   - B4 replay: events/s of one SSE replay of N stored notifications,
+//     unfiltered and with a filter matching 1/16 of the subjects, against
+//     an ordered consumer reading the same stream with the same filter;
+//   - B2 live latency: publish → SSE receive latency p50/p99 with 1, 100
+//     and 1,000 watchers, against raw publish → ordered consumer latency
+//     with as many consumers.
+//
+// Every phase is bounded in count and time. It prints one table with the
+// ratios. It owns nothing but its own measurements: it must not be
+// imported, and it never listens beyond 127.0.0.1.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"herald/api"
+	"herald/configs"
+	"herald/handlers"
+	herjs "herald/jetstream"
+	"herald/notification"
+)
+
+// flags of the tool.
+type params struct {
+	duration    time.Duration
+	concurrency []int
+	replay      int
+	watchers    []int
+	events      int
+	only        string
+	sides       string
+	timeout     time.Duration
+	batch       int
+}
+
+func main() {
+	var p params
+	var conc, watch string
+	flag.DurationVar(&p.duration, "duration", 3*time.Second, "B1: measuring time per concurrency level and side")
+	flag.StringVar(&conc, "concurrency", "1,16,64", "B1: concurrency levels")
+	flag.IntVar(&p.replay, "replay", 100000, "B4: stored notifications replayed")
+	flag.IntVar(&p.batch, "replay-batch", 1000, "B4: watch_endpoint.replay_batch_size")
+	flag.StringVar(&watch, "watchers", "1,100,1000", "B2: watcher counts")
+	flag.IntVar(&p.events, "events", 200, "B2: notifications published per watcher count and side")
+	flag.StringVar(&p.only, "only", "B1,B4,B2", "figures to measure")
+	flag.StringVar(&p.sides, "sides", "herald,raw", "B1: sides to measure (for profiling one of them)")
+	flag.DurationVar(&p.timeout, "timeout", 15*time.Minute, "bound of the whole run")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE`")
+	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "heraldload:", err)
+			os.Exit(2)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	var err error
+	if p.concurrency, err = ints(conc); err == nil {
+		p.watchers, err = ints(watch)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "heraldload:", err)
+		os.Exit(2)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
+	defer cancel()
+	if err := run(ctx, p, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "heraldload:", err)
+		pprof.StopCPUProfile()
+		os.Exit(1)
+	}
+}
+
+// ints parses a comma-separated list of positive integers.
+func ints(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%q: want positive integers separated by commas", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// config is the herald configuration of the run: the embedded JetStream
+// backend and three event types (one stream each) keeping every
+// notification.
+const config = `
+application:
+  host: 127.0.0.1
+  port: 8000
+logging:
+  level: warn
+notification_backend:
+  kind: jetstream
+  jetstream:
+    data_dir: %q
+watch_endpoint:
+  sse_heartbeat_interval_sec: 30
+  connection_max_duration_sec: 3600
+  replay_batch_size: %d
+  replay_batch_delay_ms: 0
+  max_historical_notifications: 10000000
+  live_queue_size: 100000
+notification_schema:
+%s`
+
+const schema = `
+  %s:
+    payload:
+      required: false
+    topic:
+      base: %s
+      key_order: [class, kind, step]
+    identifier:
+      class:
+        type: StringHandler
+        required: false
+      kind:
+        type: StringHandler
+        required: false
+      step:
+        type: IntHandler
+        required: false
+    storage_policy:
+      allow_duplicates: true
+`
+
+// bench is the running system under test.
+type bench struct {
+	p      params
+	base   string // http://127.0.0.1:port
+	client *http.Client
+	eng    *herjs.Engine
+	nc     *nats.Conn // a raw client of the same embedded server
+	js     jetstream.JetStream
+}
+
+func run(ctx context.Context, p params, out io.Writer) error {
+	dir, err := os.MkdirTemp("", "heraldload-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	var schemas string
+	for _, name := range []string{"bench", "replay", "live"} {
+		schemas += fmt.Sprintf(schema, name, name)
+	}
+	path := filepath.Join(dir, "config.yaml")
+	text := fmt.Sprintf(config, filepath.Join(dir, "jetstream"), p.batch, schemas)
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		return err
+	}
+	cfg, err := configs.Load(path, nil)
+	if err != nil {
+		return err
+	}
+	reg, err := notification.NewRegistry(cfg)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	opts, err := herjs.OptionsFromConfig(cfg)
+	if err != nil {
+		return err
+	}
+	opts.Logger = log
+	eng, err := herjs.Open(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	h := handlers.New(handlers.Options{
+		Registry:        reg,
+		Engine:          eng,
+		Watch:           cfg.WatchEndpoint,
+		MaxBodyBytes:    cfg.Application.MaxBodyBytes,
+		ReadBodyTimeout: time.Duration(cfg.Application.ReadBodyTimeoutSec) * time.Second,
+		Version:         "heraldload",
+		Logger:          log,
+	})
+	srv := &http.Server{
+		Handler:           api.NewRouter(api.Options{Handlers: h, Logger: log}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	defer h.Shutdown()
+
+	nc, err := nats.Connect("", nats.InProcessServer(eng.Server()))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
+	if err != nil {
+		return err
+	}
+	b := &bench{
+		p:    p,
+		base: "http://" + ln.Addr().String(),
+		client: &http.Client{Transport: &http.Transport{
+			MaxIdleConnsPerHost: 2048, MaxConnsPerHost: 0, DisableCompression: true,
+		}},
+		eng: eng, nc: nc, js: js,
+	}
+	fmt.Fprintf(out, "heraldload: %s, %s/%s, GOMAXPROCS=%d, embedded nats-server, loopback HTTP\n\n",
+		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
+	if strings.Contains(p.only, "B1") {
+		if err := b.b1(ctx, out); err != nil {
+			return fmt.Errorf("B1: %w", err)
+		}
+	}
+	if strings.Contains(p.only, "B4") {
+		if err := b.b4(ctx, out); err != nil {
+			return fmt.Errorf("B4: %w", err)
+		}
+	}
+	if strings.Contains(p.only, "B2") {
+		if err := b.b2(ctx, out); err != nil {
+			return fmt.Errorf("B2: %w", err)
+		}
+	}
+	return nil
+}
+
+// ---- B1 notify ----
+
+// load is the outcome of a closed-loop load: operations, time and
+// latencies.
+type load struct {
+	ops  int
+	took time.Duration
+	lat  []time.Duration
+}
+
+func (l load) rate() float64 { return float64(l.ops) / l.took.Seconds() }
+
+// pct returns the q-th quantile of sorted latencies.
+func pct(lat []time.Duration, q float64) time.Duration {
+	if len(lat) == 0 {
+		return 0
+	}
+	return lat[min(int(q*float64(len(lat))), len(lat)-1)]
+}
+
+// closedLoop runs op from c goroutines for d (bounded by ctx) and
+// measures each call.
+func closedLoop(ctx context.Context, c int, d time.Duration, op func(i int) error) (load, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var (
+		next    atomic.Int64
+		mu      sync.Mutex
+		all     []time.Duration
+		firstEr error
+		wg      sync.WaitGroup
+	)
+	began := time.Now()
+	for range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lat := make([]time.Duration, 0, 4096)
+			for ctx.Err() == nil {
+				i := int(next.Add(1))
+				t := time.Now()
+				if err := op(i); err != nil {
+					if ctx.Err() == nil {
+						mu.Lock()
+						if firstEr == nil {
+							firstEr = err
+						}
+						mu.Unlock()
+						cancel()
+					}
+					break
+				}
+				lat = append(lat, time.Since(t))
+			}
+			mu.Lock()
+			all = append(all, lat...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	took := time.Since(began)
+	if firstEr != nil {
+		return load{}, firstEr
+	}
+	slices.Sort(all)
+	return load{ops: len(all), took: took, lat: all}, nil
+}
+
+// notifyBody is the notify request of operation i.
+func notifyBody(event string, i int, payload string) []byte {
+	return fmt.Appendf(nil, `{"event_type":%q,"identifier":{"class":"c%02d","kind":"k","step":%d},"payload":%s}`,
+		event, i%16, i%1000, payload)
+}
+
+// notify posts one notification and checks the answer.
+func (b *bench) notify(ctx context.Context, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.base+"/api/v1/notification", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("notify: %s: %s", resp.Status, msg)
+	}
+	return nil
+}
+
+func (b *bench) b1(ctx context.Context, out io.Writer) error {
+	fmt.Fprintf(out, "B1 notify: closed loop, %s per level and side; herald = HTTP POST /api/v1/notification (200 after the JetStream ack);\n", b.p.duration)
+	fmt.Fprintf(out, "   raw = synchronous JetStream publish of the same subject and payload on an in-process client of the same server\n")
+	fmt.Fprintf(out, "%-6s %12s %9s %9s | %12s %9s %9s | %7s\n", "conc", "herald req/s", "p50", "p99", "raw msg/s", "p50", "p99", "ratio")
+	for _, c := range b.p.concurrency {
+		var h, r load
+		var err error
+		if strings.Contains(b.p.sides, "herald") {
+			h, err = closedLoop(ctx, c, b.p.duration, func(i int) error {
+				return b.notify(ctx, notifyBody("bench", i, `{"i":`+strconv.Itoa(i)+`}`))
+			})
+			if err != nil {
+				return err
+			}
+		}
+		if !strings.Contains(b.p.sides, "raw") {
+			fmt.Fprintf(out, "%-6d %12.0f %9s %9s\n", c, h.rate(), round(pct(h.lat, .5)), round(pct(h.lat, .99)))
+			continue
+		}
+		r, err = closedLoop(ctx, c, b.p.duration, func(i int) error {
+			m := &nats.Msg{Subject: fmt.Sprintf("bench.c%02d.k.%d", i%16, i%1000), Data: []byte(`{"i":` + strconv.Itoa(i) + `}`)}
+			_, err := b.js.PublishMsg(ctx, m)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%-6d %12.0f %9s %9s | %12.0f %9s %9s | %6.2fx\n", c,
+			h.rate(), round(pct(h.lat, .5)), round(pct(h.lat, .99)),
+			r.rate(), round(pct(r.lat, .5)), round(pct(r.lat, .99)), h.rate()/r.rate())
+	}
+	if !strings.Contains(b.p.sides, "raw") {
+		return nil
+	}
+	// Ceiling: asynchronous publishes, windows of asyncWindow in flight.
+	n := 0
+	began := time.Now()
+	deadline := began.Add(b.p.duration)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if err := b.publishAsync(ctx, n, asyncWindow, func(i int) string { return fmt.Sprintf("bench.c%02d.k.%d", i%16, i%1000) }); err != nil {
+			return err
+		}
+		n += asyncWindow
+	}
+	fmt.Fprintf(out, "raw asynchronous publish ceiling: %.0f msg/s\n\n", float64(n)/time.Since(began).Seconds())
+	return nil
+}
+
+// asyncWindow is the number of asynchronous publishes in flight at once.
+const asyncWindow = 2048
+
+// publishAsync publishes messages from..from+count-1 asynchronously on the
+// subjects subject(i) with payload {"i":i} and waits for their acks.
+func (b *bench) publishAsync(ctx context.Context, from, count int, subject func(int) string) error {
+	futures := make([]jetstream.PubAckFuture, 0, count)
+	for i := from; i < from+count; i++ {
+		f, err := b.js.PublishAsync(subject(i), []byte(`{"i":`+strconv.Itoa(i)+`}`))
+		if err != nil {
+			return err
+		}
+		futures = append(futures, f)
+	}
+	for _, f := range futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// round rounds a latency for display.
+func round(d time.Duration) string {
+	switch {
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond).String()
+	default:
+		return d.Round(time.Microsecond).String()
+	}
+}
+
+// ---- B4 replay ----
+
+func (b *bench) b4(ctx context.Context, out io.Writer) error {
+	n := b.p.replay
+	// Store n notifications on 16 classes × 1000 steps, the way herald
+	// stores them (schema notifications carry no extra header).
+	began := time.Now()
+	for i := 0; i < n; i += asyncWindow {
+		if err := b.publishAsync(ctx, i, min(asyncWindow, n-i), func(i int) string { return fmt.Sprintf("replay.c%02d.k.%d", i%16, i%1000) }); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "B4 replay: one SSE replay (POST /api/v1/replay from_id 1, replay_batch_size %d, no batch delay) of %d stored notifications (stored in %s);\n",
+		b.p.batch, n, time.Since(began).Round(time.Millisecond))
+	fmt.Fprintf(out, "   raw = an ordered consumer reading the same stream with the same subject filter\n")
+	fmt.Fprintf(out, "%-14s %9s %14s %9s | %14s %9s | %7s\n", "filter", "events", "herald ev/s", "time", "raw msg/s", "time", "ratio")
+	for _, c := range []struct {
+		name, ident, subject string
+		want                 int
+	}{
+		{"none", `{}`, "", n},
+		{"class (1/16)", `{"class":"c03"}`, "replay.c03.>", (n + 15 - 3) / 16},
+	} {
+		body := fmt.Sprintf(`{"event_type":"replay","identifier":%s,"from_id":"1"}`, c.ident)
+		t := time.Now()
+		got, err := b.sse(ctx, "/api/v1/replay", body, "replay", nil)
+		took := time.Since(t)
+		if err != nil {
+			return err
+		}
+		if got != c.want {
+			return fmt.Errorf("replay %s delivered %d events, want %d", c.name, got, c.want)
+		}
+		rt, err := b.consume(ctx, "REPLAY", c.subject, c.want)
+		if err != nil {
+			return err
+		}
+		hr, rr := float64(got)/took.Seconds(), float64(c.want)/rt.Seconds()
+		fmt.Fprintf(out, "%-14s %9d %14.0f %9s | %14.0f %9s | %6.2fx\n", c.name, got, hr, took.Round(time.Millisecond), rr, rt.Round(time.Millisecond), hr/rr)
+	}
+	fmt.Fprintln(out)
+	return nil
+}
+
+// consume reads want messages of a stream through an ordered consumer
+// with the given filter and returns the time it took.
+func (b *bench) consume(ctx context.Context, stream, subject string, want int) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	t := time.Now()
+	cfg := jetstream.OrderedConsumerConfig{}
+	if subject != "" {
+		cfg.FilterSubjects = []string{subject}
+	}
+	c, err := b.js.OrderedConsumer(ctx, stream, cfg)
+	if err != nil {
+		return 0, err
+	}
+	it, err := c.Messages()
+	if err != nil {
+		return 0, err
+	}
+	defer it.Stop()
+	for range want {
+		if _, err := it.Next(jetstream.NextContext(ctx)); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(t), nil
+}
+
+// sse posts body to path and reads the event stream until
+// connection-closing, counting the events named count; on, when not nil,
+// gets the data line of each. ready, when not nil, is called after the
+// first event.
+func (b *bench) sse(ctx context.Context, path, body, count string, on func(data []byte)) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.base+path, strings.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(resp.Body)
+		return 0, fmt.Errorf("%s: %s: %s", path, resp.Status, msg)
+	}
+	r := bufio.NewReaderSize(resp.Body, 1<<16)
+	n, event := 0, ""
+	for {
+		line, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			rest, err2 := r.ReadBytes('\n')
+			line, err = append(slices.Clone(line), rest...), err2
+		}
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, io.EOF) {
+				return n, nil
+			}
+			return n, err
+		}
+		switch {
+		case bytes.HasPrefix(line, []byte("event: ")):
+			event = strings.TrimSpace(string(line[7:]))
+			if event == count {
+				n++
+			}
+			if event == "connection-closing" {
+				return n, nil
+			}
+		case bytes.HasPrefix(line, []byte("data: ")) && on != nil:
+			on(line[6:])
+		}
+	}
+}
+
+// ---- B2 live latency ----
+
+// stamp extracts the publish time of a live notification's data line
+// ({"data":{...,"payload":{"t":<unix ns>}}...}); 0 for other events.
+func stamp(data []byte) int64 {
+	i := bytes.Index(data, []byte(`"payload":{"t":`))
+	if i < 0 {
+		return 0
+	}
+	rest := data[i+len(`"payload":{"t":`):]
+	j := bytes.IndexByte(rest, '}')
+	if j < 0 {
+		return 0
+	}
+	t, _ := strconv.ParseInt(string(rest[:j]), 10, 64)
+	return t
+}
+
+func (b *bench) b2(ctx context.Context, out io.Writer) error {
+	fmt.Fprintf(out, "B2 live latency: %d notifications per row; herald = HTTP notify → every SSE watcher (POST /api/v1/watch, live only);\n", b.p.events)
+	fmt.Fprintf(out, "   raw = synchronous JetStream publish → every one of as many ordered consumers (one per watcher)\n")
+	fmt.Fprintf(out, "%-9s %10s %9s %9s | %10s %9s %9s | %9s\n", "watchers", "deliveries", "p50", "p99", "raw deliv", "p50", "p99", "p50 ratio")
+	for _, w := range b.p.watchers {
+		gap := max(2*time.Millisecond, time.Duration(w)*20*time.Microsecond)
+		h, err := b.liveHerald(ctx, w, gap)
+		if err != nil {
+			return err
+		}
+		r, err := b.liveRaw(ctx, w, gap)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%-9d %10d %9s %9s | %10d %9s %9s | %8.2fx\n", w,
+			len(h), round(pct(h, .5)), round(pct(h, .99)), len(r), round(pct(r, .5)), round(pct(r, .99)),
+			float64(pct(h, .5))/float64(pct(r, .5)))
+	}
+	fmt.Fprintln(out)
+	return nil
+}
+
+// latencies collects delivery latencies from many goroutines.
+type latencies struct {
+	mu  sync.Mutex
+	all []time.Duration
+	n   atomic.Int64
+}
+
+func (l *latencies) add(d time.Duration) {
+	l.mu.Lock()
+	l.all = append(l.all, d)
+	l.mu.Unlock()
+	l.n.Add(1)
+}
+
+func (l *latencies) sorted() []time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	slices.Sort(l.all)
+	return l.all
+}
+
+// waitCount waits until l holds n latencies or the deadline passes.
+func (l *latencies) waitCount(ctx context.Context, n int, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for l.n.Load() < int64(n) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d deliveries before the deadline", l.n.Load(), n)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// liveHerald measures publish → SSE receive with w watchers.
+func (b *bench) liveHerald(ctx context.Context, w int, gap time.Duration) ([]time.Duration, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		lat   latencies
+		ready atomic.Int64
+		wg    sync.WaitGroup
+		errs  = make(chan error, w)
+	)
+	for range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := b.sse(wctx, "/api/v1/watch", `{"event_type":"live","identifier":{}}`, "", func(data []byte) {
+				if t := stamp(data); t > 0 {
+					lat.add(time.Since(time.Unix(0, t)))
+				} else if bytes.Contains(data, []byte("connection_established")) {
+					ready.Add(1)
+				}
+			})
+			if err != nil && wctx.Err() == nil {
+				errs <- err
+			}
+		}()
+	}
+	deadline := time.Now().Add(time.Minute)
+	for ready.Load() < int64(w) {
+		select {
+		case err := <-errs:
+			return nil, err
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%d of %d watchers connected", ready.Load(), w)
+		}
+	}
+	for i := range b.p.events {
+		body := notifyBody("live", i, `{"t":`+strconv.FormatInt(time.Now().UnixNano(), 10)+`}`)
+		if err := b.notify(ctx, body); err != nil {
+			return nil, err
+		}
+		time.Sleep(gap) // open loop: a fixed pace, not a wait for a condition
+	}
+	err := lat.waitCount(ctx, w*b.p.events, time.Minute)
+	cancel()
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	return lat.sorted(), nil
+}
+
+// liveRaw measures raw publish → ordered consumer with w consumers.
+func (b *bench) liveRaw(ctx context.Context, w int, gap time.Duration) ([]time.Duration, error) {
+	var lat latencies
+	var ccs []jetstream.ConsumeContext
+	defer func() {
+		for _, cc := range ccs {
+			cc.Stop()
+		}
+	}()
+	for range w {
+		c, err := b.js.OrderedConsumer(ctx, "LIVE", jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverNewPolicy})
+		if err != nil {
+			return nil, err
+		}
+		cc, err := c.Consume(func(m jetstream.Msg) {
+			var p struct{ T int64 }
+			if json.Unmarshal(m.Data(), &p) == nil && p.T > 0 {
+				lat.add(time.Since(time.Unix(0, p.T)))
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		ccs = append(ccs, cc)
+	}
+	for i := range b.p.events {
+		m := &nats.Msg{Subject: fmt.Sprintf("live.c%02d.k.%d", i%16, i%1000), Data: []byte(`{"t":` + strconv.FormatInt(time.Now().UnixNano(), 10) + `}`)}
+		if _, err := b.js.PublishMsg(ctx, m); err != nil {
+			return nil, err
+		}
+		time.Sleep(gap) // open loop pace
+	}
+	if err := lat.waitCount(ctx, w*b.p.events, time.Minute); err != nil {
+		return nil, err
+	}
+	return lat.sorted(), nil
+}

@@ -1,0 +1,26 @@
+package handlers_test
+
+import "testing"
+
+// TestOnJetStream runs the end-to-end HTTP/SSE tests again on the
+// JetStream engine (an embedded nats-server per test): both engines must
+// behave identically behind the endpoints.
+func TestOnJetStream(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		fn   func(*testing.T)
+	}{
+		{"NotifySuccess", TestNotifySuccess},
+		{"WatchLiveOnly", TestWatchLiveOnly},
+		{"WatchWithCursorThenLive", TestWatchWithCursorThenLive},
+		{"ReplayCursorsAndFilters", TestReplayCursorsAndFilters},
+		{"ReplayFromDate", TestReplayFromDate},
+		{"HistoricalCap", TestHistoricalCap},
+		{"SpatialFilters", TestSpatialFilters},
+		{"BoundaryNoGapNoDuplicate", TestBoundaryNoGapNoDuplicate},
+		{"SlowWatcherIsClosed", TestSlowWatcherIsClosed},
+		{"Admin", TestAdmin},
+	} {
+		t.Run(c.name, c.fn)
+	}
+}

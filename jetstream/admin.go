@@ -1,0 +1,194 @@
+package jetstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"herald/engine"
+)
+
+// Subscribe joins the live fan-out of q.Stream (setting its stream and
+// live feed up first, creating the stream if needed); see engine.Engine.
+// The boundary is the last sequence this instance's feed has delivered.
+func (e *Engine) Subscribe(ctx context.Context, q engine.Query, opts engine.SubscribeOptions) (*engine.Subscription, error) {
+	if err := e.check(ctx, "subscribe"); err != nil {
+		return nil, err
+	}
+	st, err := e.ensure(ctx, q.Stream)
+	if err != nil {
+		return nil, e.wrapSetup(ctx, "subscribe to "+q.Stream, err)
+	}
+	sub := e.hub.Subscribe(q, opts)
+	if f := st.feed.Load(); f == nil || f.ended() {
+		// The feed gave up while this subscription joined: it might have
+		// missed the feed's EndStream.
+		sub.Close()
+		return nil, fmt.Errorf("jetstream: subscribe to %s: the live feed of stream %s stopped: %w", q.Stream, st.name, asUnavailable(errors.New("connection closed")))
+	}
+	return sub, nil
+}
+
+// LastSeq returns the last sequence of the stream of base stream, read
+// from the server (0 when the stream does not exist).
+func (e *Engine) LastSeq(ctx context.Context, stream string) (uint64, error) {
+	if err := e.check(ctx, "last sequence"); err != nil {
+		return 0, err
+	}
+	name := StreamName(stream)
+	rctx, cancel := e.requestContext(ctx)
+	defer cancel()
+	s, err := e.js.Stream(rctx, name)
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNotFound):
+		return 0, nil
+	case err != nil:
+		return 0, e.fail(ctx, "last sequence of stream "+name+" on "+e.where, err)
+	}
+	return s.CachedInfo().State.LastSeq, nil
+}
+
+// owned returns the stream named after key (uppercased) if herald
+// manages it: it carries the herald marker, or it is one of the
+// configured streams. Anything else is engine.ErrNotFound.
+func (e *Engine) owned(ctx context.Context, key, op string) (jetstream.Stream, error) {
+	name := StreamName(key)
+	s, err := e.js.Stream(ctx, name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, fmt.Errorf("jetstream: %s: stream %s: %w", op, name, engine.ErrNotFound)
+	}
+	if err != nil {
+		return nil, e.fail(ctx, op+": stream "+name+" on "+e.where, err)
+	}
+	if _, ok := s.CachedInfo().Config.Metadata[MetadataBase]; !ok && !e.configured(name) {
+		return nil, fmt.Errorf("jetstream: %s: stream %s is not managed by herald (no %s metadata): %w", op, name, MetadataBase, engine.ErrNotFound)
+	}
+	return s, nil
+}
+
+// configured reports whether a stream name belongs to a configured base.
+func (e *Engine) configured(name string) bool {
+	for base := range e.specs {
+		if StreamName(base) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Delete removes notification seq from the stream named after stream
+// uppercased (reference §15); engine.ErrNotFound when the stream is
+// missing (or not herald's) or does not hold seq.
+func (e *Engine) Delete(ctx context.Context, stream string, seq uint64) error {
+	if err := e.check(ctx, "delete"); err != nil {
+		return err
+	}
+	op := fmt.Sprintf("delete %s@%d", stream, seq)
+	rctx, cancel := e.requestContext(ctx)
+	defer cancel()
+	s, err := e.owned(rctx, stream, op)
+	if err != nil {
+		return err
+	}
+	if seq == 0 || seq > s.CachedInfo().State.LastSeq {
+		return fmt.Errorf("jetstream: %s: stream %s has no sequence %d: %w", op, StreamName(stream), seq, engine.ErrNotFound)
+	}
+	// The server reports a missing message with different errors
+	// depending on where it is and on the deployment; ask first.
+	if _, err := s.GetMsg(rctx, seq); errors.Is(err, jetstream.ErrMsgNotFound) {
+		return fmt.Errorf("jetstream: %s: %w", op, engine.ErrNotFound)
+	} else if err != nil {
+		return e.fail(ctx, op+" on "+e.where, err)
+	}
+	// The client library reports a failed deletion as text only, so the
+	// request is made here to tell "no such message" apart.
+	body, _ := json.Marshal(struct {
+		Seq     uint64 `json:"seq"`
+		NoErase bool   `json:"no_erase"`
+	}{seq, true})
+	reply, err := e.nc.RequestWithContext(rctx, "$JS.API.STREAM.MSG.DELETE."+StreamName(stream), body)
+	if err != nil {
+		return e.fail(ctx, op+" on "+e.where, err)
+	}
+	var resp struct {
+		Success bool                `json:"success"`
+		Error   *jetstream.APIError `json:"error"`
+	}
+	if err := json.Unmarshal(reply.Data, &resp); err != nil {
+		return fmt.Errorf("jetstream: %s: invalid answer from %s: %w", op, e.where, err)
+	}
+	switch {
+	case resp.Error != nil && (resp.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound || resp.Error.ErrorCode == errCodeSequenceNotFound ||
+		resp.Error.ErrorCode == errCodeDeleteFailed && strings.Contains(resp.Error.Description, "no message found")):
+		return fmt.Errorf("jetstream: %s: %w", op, engine.ErrNotFound)
+	case resp.Error != nil:
+		return e.fail(ctx, op+" on "+e.where, resp.Error)
+	case !resp.Success:
+		return fmt.Errorf("jetstream: %s: %s did not confirm the deletion", op, e.where)
+	}
+	return nil
+}
+
+// JetStream error codes for deleting a sequence the stream does not hold
+// (JSSequenceNotFoundErrF), and for a failed deletion
+// (JSStreamMsgDeleteFailedF), which says "no message found" when the
+// message was already removed.
+const (
+	errCodeSequenceNotFound jetstream.ErrorCode = 10043
+	errCodeDeleteFailed     jetstream.ErrorCode = 10057
+)
+
+// WipeStream purges the stream named after stream uppercased, keeping its
+// configuration and sequence counter; engine.ErrNotFound when it is
+// missing or not herald's.
+func (e *Engine) WipeStream(ctx context.Context, stream string) error {
+	if err := e.check(ctx, "wipe stream"); err != nil {
+		return err
+	}
+	op := "wipe stream " + stream
+	rctx, cancel := e.requestContext(ctx)
+	defer cancel()
+	s, err := e.owned(rctx, stream, op)
+	if err != nil {
+		return err
+	}
+	if err := s.Purge(rctx); err != nil {
+		return e.fail(ctx, op+" on "+e.where, err)
+	}
+	return nil
+}
+
+// WipeAll purges every herald stream of the account: those carrying the
+// herald marker and the configured ones. Other streams are never touched.
+func (e *Engine) WipeAll(ctx context.Context) error {
+	if err := e.check(ctx, "wipe all"); err != nil {
+		return err
+	}
+	rctx, cancel := e.requestContext(ctx)
+	defer cancel()
+	var names []string
+	list := e.js.ListStreams(rctx)
+	for info := range list.Info() {
+		if _, ok := info.Config.Metadata[MetadataBase]; ok || e.configured(info.Config.Name) {
+			names = append(names, info.Config.Name)
+		}
+	}
+	if err := list.Err(); err != nil {
+		return e.fail(ctx, "wipe all: list streams on "+e.where, err)
+	}
+	var errs []error
+	for _, name := range names {
+		s, err := e.js.Stream(rctx, name)
+		if err == nil {
+			err = s.Purge(rctx)
+		}
+		if err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			errs = append(errs, e.fail(ctx, "wipe all: purge stream "+name+" on "+e.where, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,428 @@
+// Package jetstream is herald's NATS JetStream engine: it implements
+// engine.Engine on JetStream streams, one per topic base, and owns the
+// connection (to an external NATS server or cluster, or to an embedded
+// in-process nats-server with a file store), the streams' creation and
+// reconciliation from the schemas' storage policies, the wire form of
+// notifications (subject, payload, headers), one live feed per stream
+// that hands every stored notification to an engine.Hub, and the replay
+// consumers.
+//
+// It must not know about HTTP, SSE, CloudEvents or request parsing
+// (packages handlers and notification do), and it must never touch
+// streams it does not manage: admin operations only act on streams
+// marked as herald's.
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"herald/engine"
+)
+
+// Engine is the JetStream engine. Sequences are JetStream stream
+// sequences (dense per topic base unless notifications are deleted),
+// timestamps are JetStream's store times. Live subscribers are fed from
+// one ordered consumer per stream through an engine.Hub, so the cost of a
+// watcher is an in-process match, not a consumer on the server.
+//
+// An Engine is safe for concurrent use. Create it with Open and release it
+// with Close.
+type Engine struct {
+	opts  Options
+	log   *slog.Logger
+	where string // the server, for error messages
+
+	srv *server.Server // the embedded server, nil for an external one
+	nc  *nats.Conn
+	js  jetstream.JetStream
+	hub *engine.Hub
+
+	// specs holds the configured streams by base; immutable after Open.
+	specs map[string]StreamSpec
+
+	// ctx ends when the engine closes; background work derives from it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	closed atomic.Bool
+
+	mu      sync.RWMutex
+	streams map[string]*streamState // by base
+	// stopping is set by Close under mu: no feed starts afterwards.
+	stopping bool
+}
+
+// Engine conformance.
+var _ engine.Engine = (*Engine)(nil)
+
+// Open connects to the configured NATS server, or starts the embedded
+// one when opts.URL is empty, creates or reconciles the configured
+// streams and starts their live feeds. Connecting to an external server
+// makes opts.ConnectAttempts attempts, opts.ReconnectDelay apart, each
+// bounded by opts.ConnectTimeout, then fails with an error naming the URL
+// and wrapping engine.ErrUnavailable.
+func Open(ctx context.Context, opts Options) (*Engine, error) {
+	opts = opts.withDefaults()
+	if err := opts.check(); err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	e := &Engine{
+		opts:    opts,
+		log:     opts.Logger,
+		hub:     engine.NewHub(),
+		specs:   make(map[string]StreamSpec, len(opts.Streams)),
+		streams: map[string]*streamState{},
+	}
+	for _, s := range opts.Streams {
+		e.specs[s.Base] = s
+	}
+	e.ctx, e.cancel = context.WithCancel(context.Background())
+	if err := e.start(ctx); err != nil {
+		e.shutdown()
+		return nil, err
+	}
+	if r := opts.Defaults.Retention; r != RetentionLimits {
+		e.log.Warn("JetStream retention policy removes notifications once consumed: herald's own live feed consumes every notification, so replay may find nothing",
+			"retention_policy", r)
+	}
+	for _, s := range opts.Streams {
+		if err := e.reconcile(ctx, s); err != nil {
+			e.shutdown()
+			return nil, err
+		}
+	}
+	for _, s := range opts.Streams {
+		if _, err := e.ensure(ctx, s.Base); err != nil {
+			e.shutdown()
+			return nil, e.wrapSetup(ctx, "start stream "+StreamName(s.Base), err)
+		}
+	}
+	e.log.Info("JetStream engine ready", "server", e.where, "streams", len(opts.Streams))
+	return e, nil
+}
+
+// start connects (starting the embedded server first if needed) and
+// checks that JetStream answers.
+func (e *Engine) start(ctx context.Context) error {
+	o := e.opts
+	var err error
+	if o.URL == "" {
+		e.where = "embedded nats-server (data directory " + o.Embedded.DataDir + ")"
+		e.srv, err = startEmbedded(o.Embedded, o.Token, e.log)
+		if err != nil {
+			return fmt.Errorf("jetstream: %w", err)
+		}
+		e.nc, err = nats.Connect("", append(e.natsOptions(), nats.InProcessServer(e.srv))...)
+		if err != nil {
+			return fmt.Errorf("jetstream: connect to the %s: %w", e.where, err)
+		}
+	} else {
+		e.where = "NATS at " + redactURLs(o.URL)
+		if e.nc, err = e.connect(ctx); err != nil {
+			return err
+		}
+	}
+	e.js, err = jetstream.New(e.nc, jetstream.WithDefaultTimeout(o.RequestTimeout))
+	if err != nil {
+		return fmt.Errorf("jetstream: %s: %w", e.where, err)
+	}
+	rctx, cancel := e.requestContext(ctx)
+	defer cancel()
+	if _, err := e.js.AccountInfo(rctx); err != nil {
+		return fmt.Errorf("jetstream: JetStream does not answer on %s (is it enabled?): %w", e.where, e.classify(err))
+	}
+	return nil
+}
+
+// natsOptions are the client options common to both modes.
+func (e *Engine) natsOptions() []nats.Option {
+	o := e.opts
+	opts := []nats.Option{
+		nats.Name("herald"),
+		nats.ReconnectWait(o.ReconnectDelay),
+		nats.MaxReconnects(o.MaxReconnects),
+		// No buffering while reconnecting: a publish fails at once (and
+		// is retried) instead of waiting in a buffer that may be lost.
+		nats.ReconnectBufSize(-1),
+		nats.PingInterval(10 * time.Second),
+		nats.MaxPingsOutstanding(3),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if e.closed.Load() {
+				return
+			}
+			e.log.Warn("NATS connection lost", "server", e.where, "error", err)
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			if e.closed.Load() {
+				return
+			}
+			e.log.Info("NATS connection re-established", "server", e.where, "url", redactURLs(nc.ConnectedUrl()))
+			e.afterReconnect()
+		}),
+		nats.ClosedHandler(func(*nats.Conn) {
+			if e.closed.Load() {
+				return
+			}
+			e.log.Error("NATS connection closed for good (reconnection disabled or attempts exhausted); the engine stays unavailable until herald restarts",
+				"server", e.where)
+		}),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			if e.closed.Load() {
+				return
+			}
+			subject := ""
+			if sub != nil {
+				subject = sub.Subject
+			}
+			e.log.Warn("NATS asynchronous error", "server", e.where, "subject", subject, "error", err)
+		}),
+	}
+	if o.NoReconnect {
+		opts = append(opts, nats.NoReconnect())
+	}
+	if o.Token != "" {
+		opts = append(opts, nats.Token(o.Token))
+	}
+	return opts
+}
+
+// connect dials the external server: ConnectAttempts attempts,
+// ReconnectDelay apart, each bounded by ConnectTimeout.
+func (e *Engine) connect(ctx context.Context) (*nats.Conn, error) {
+	o := e.opts
+	opts := append(e.natsOptions(), nats.Timeout(o.ConnectTimeout))
+	for attempt := 1; ; attempt++ {
+		nc, err := nats.Connect(o.URL, opts...)
+		if err == nil {
+			e.log.Info("connected to NATS", "url", redactURLs(nc.ConnectedUrl()), "attempt", attempt)
+			return nc, nil
+		}
+		if attempt >= o.ConnectAttempts {
+			return nil, fmt.Errorf("jetstream: cannot connect to %s: %d attempt(s) of up to %s each, %s apart, failed; last error: %w",
+				e.where, attempt, o.ConnectTimeout, o.ReconnectDelay, asUnavailable(err))
+		}
+		e.log.Warn("NATS connection attempt failed; retrying", "server", e.where, "attempt", attempt,
+			"attempts", o.ConnectAttempts, "retry_in", o.ReconnectDelay.String(), "error", err)
+		t := time.NewTimer(o.ReconnectDelay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("jetstream: connect to %s: %w", e.where, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// redactURLs hides the passwords of a comma-separated URL list.
+func redactURLs(list string) string {
+	parts := strings.Split(list, ",")
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		if u, err := url.Parse(p); err == nil && u.User != nil {
+			if _, has := u.User.Password(); has {
+				p = u.Redacted()
+			} else {
+				u.User = url.User("xxxxx")
+				p = u.String()
+			}
+		}
+		parts[i] = p
+	}
+	return strings.Join(parts, ",")
+}
+
+// requestContext bounds one JetStream request with RequestTimeout and the
+// engine's lifetime, as well as ctx.
+func (e *Engine) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(ctx, e.opts.RequestTimeout)
+	stop := context.AfterFunc(e.ctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// Hub returns the engine's live fan-out, for tests and metrics.
+func (e *Engine) Hub() *engine.Hub { return e.hub }
+
+// Server returns the embedded nats-server, or nil when the engine talks
+// to an external server.
+func (e *Engine) Server() *server.Server { return e.srv }
+
+// Ready reports whether the engine can serve requests: nil when the
+// connection is up and JetStream answers within the request timeout, an
+// error wrapping engine.ErrUnavailable otherwise (engine.ErrClosed once
+// closed). It is meant for a readiness endpoint.
+func (e *Engine) Ready(ctx context.Context) error {
+	if e.closed.Load() {
+		return fmt.Errorf("jetstream: ready: %w", engine.ErrClosed)
+	}
+	if st := e.nc.Status(); st != nats.CONNECTED {
+		return fmt.Errorf("jetstream: ready: connection to %s is %s: %w", e.where, strings.ToLower(st.String()), engine.ErrUnavailable)
+	}
+	rctx, cancel := e.requestContext(ctx)
+	defer cancel()
+	if _, err := e.js.AccountInfo(rctx); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("jetstream: ready: %w", ctx.Err())
+		}
+		return fmt.Errorf("jetstream: ready: JetStream on %s does not answer: %w", e.where, asUnavailable(err))
+	}
+	return nil
+}
+
+// Close ends every subscription with engine.ErrClosed, stops the live
+// feeds, closes the connection and shuts the embedded server down. Later
+// calls of every method fail with engine.ErrClosed. It is idempotent and
+// returns nil.
+func (e *Engine) Close() error {
+	if e.closed.Swap(true) {
+		return nil
+	}
+	e.hub.Close()
+	e.shutdown()
+	return nil
+}
+
+// shutdown stops the background work, the connection and the server.
+func (e *Engine) shutdown() {
+	e.closed.Store(true)
+	e.mu.Lock()
+	e.stopping = true
+	var feeds []*feed
+	for _, st := range e.streams {
+		if f := st.feed.Load(); f != nil {
+			feeds = append(feeds, f)
+		}
+	}
+	e.mu.Unlock()
+	e.cancel()
+	for _, f := range feeds {
+		f.stop()
+	}
+	e.wg.Wait()
+	if e.nc != nil {
+		e.nc.Close()
+	}
+	if e.srv != nil {
+		e.srv.Shutdown()
+		e.srv.WaitForShutdown()
+	}
+}
+
+// check returns the error of a call on a closed engine or with an ended
+// context.
+func (e *Engine) check(ctx context.Context, op string) error {
+	if e.closed.Load() {
+		return fmt.Errorf("jetstream: %s: %w", op, engine.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("jetstream: %s: %w", op, err)
+	}
+	return nil
+}
+
+// fail wraps err of operation op: engine.ErrClosed once the engine is
+// closed, the caller's context error when ctx ended, and
+// engine.ErrUnavailable joined to err when the server could not be
+// reached or did not answer.
+func (e *Engine) fail(ctx context.Context, op string, err error) error {
+	if e.closed.Load() {
+		return fmt.Errorf("jetstream: %s: %w", op, engine.ErrClosed)
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("jetstream: %s: %w", op, ctx.Err())
+	}
+	return fmt.Errorf("jetstream: %s: %w", op, e.classify(err))
+}
+
+// clarify rewords the client's error for a request made while the
+// connection is down (no buffering while reconnecting).
+func clarify(err error) error {
+	if errors.Is(err, nats.ErrReconnectBufExceeded) {
+		return fmt.Errorf("not connected (reconnecting): %w", err)
+	}
+	return err
+}
+
+// classify joins engine.ErrUnavailable to err when it means the server
+// could not be reached or did not answer.
+func (e *Engine) classify(err error) error {
+	if unavailable(err) {
+		return asUnavailable(clarify(err))
+	}
+	return err
+}
+
+// unavailableError marks an error as engine.ErrUnavailable while keeping
+// its own message and chain.
+type unavailableError struct{ err error }
+
+func (u unavailableError) Error() string   { return u.err.Error() + " (backend unavailable)" }
+func (u unavailableError) Unwrap() []error { return []error{u.err, engine.ErrUnavailable} }
+
+// asUnavailable wraps err as an unavailable-backend error.
+func asUnavailable(err error) error { return unavailableError{err} }
+
+// unavailable reports whether err means that the server could not be
+// reached, did not answer in time, or is temporarily unable to serve.
+func unavailable(err error) bool {
+	if retryable(err) {
+		return true
+	}
+	for _, target := range []error{
+		nats.ErrConnectionClosed, nats.ErrNoServers, nats.ErrConnectionDraining,
+		nats.ErrStaleConnection,
+		jetstream.ErrJetStreamNotEnabled, jetstream.ErrJetStreamNotEnabledForAccount,
+		jetstream.ErrConsumerLeadershipChanged,
+	} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}
+
+// retryable reports whether a failed request may be sent again: the
+// server did not receive it (no responders while a leader is elected or
+// the server restarts, no connection while reconnecting) or did not answer
+// in time (a publish carries a Nats-Msg-Id, so resending one that was in
+// fact stored is deduplicated).
+func retryable(err error) bool {
+	for _, target := range []error{
+		nats.ErrNoResponders, jetstream.ErrNoStreamResponse, nats.ErrTimeout,
+		context.DeadlineExceeded, nats.ErrConnectionReconnecting, nats.ErrDisconnected,
+		nats.ErrReconnectBufExceeded,
+	} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	var api *jetstream.APIError
+	return errors.As(err, &api) && api.Code == 503
+}
+
+// background runs fn in a goroutine that Close waits for; once Close has
+// begun, fn is skipped (it only ever tidies up, for example deleting a
+// consumer the server would expire anyway).
+func (e *Engine) background(fn func()) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopping {
+		return
+	}
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		fn()
+	}()
+}

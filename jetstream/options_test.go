@@ -1,0 +1,69 @@
+package jetstream
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"herald/configs"
+)
+
+func TestOptionsFromConfig(t *testing.T) {
+	cfg := configs.Default()
+	js := &cfg.NotificationBackend.JetStream
+	js.NatsURL = "nats://a:4222,nats://b:4222"
+	js.Token = "tok"
+	js.TimeoutSeconds, js.RetryAttempts, js.ReconnectDelayMs = 7, 4, 250
+	js.MaxReconnectAttempts = 0
+	js.PublishRetryAttempts, js.PublishRetryBaseDelayMs = 6, 40
+	maxMsgs, replicas := int64(500), 3
+	js.MaxMessages, js.Replicas = &maxMsgs, &replicas
+	js.RetentionTime = "2d"
+	js.StorageType, js.RetentionPolicy, js.DiscardPolicy = "memory", "limits", "new"
+	js.DataDir, js.Listen, js.SyncAlways = "/var/lib/herald", "127.0.0.1:4222", true
+	age, size, dup, comp := "12h", "2Gi", true, true
+	cfg.NotificationSchema = []*configs.Schema{
+		{Name: "dissemination", Topic: &configs.Topic{Base: "diss"},
+			StoragePolicy: &configs.StoragePolicy{RetentionTime: &age, MaxSize: &size, AllowDuplicates: &dup, Compression: &comp}},
+		{Name: "plain"},
+	}
+	o, err := OptionsFromConfig(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.URL != js.NatsURL || o.Token != "tok" || o.ConnectTimeout != 7*time.Second || o.ConnectAttempts != 4 ||
+		o.ReconnectDelay != 250*time.Millisecond || o.MaxReconnects != -1 || o.NoReconnect ||
+		o.PublishAttempts != 6 || o.PublishRetryBase != 40*time.Millisecond {
+		t.Errorf("connection options %+v", o)
+	}
+	if o.Embedded != (EmbeddedOptions{DataDir: "/var/lib/herald", Listen: "127.0.0.1:4222", SyncAlways: true}) {
+		t.Errorf("embedded options %+v", o.Embedded)
+	}
+	want := StreamPolicy{MaxAge: 48 * time.Hour, MaxMsgs: 500, MaxBytes: -1, Storage: "memory", Retention: "limits", Discard: "new", Replicas: 3}
+	if o.Defaults != want {
+		t.Errorf("defaults %+v, want %+v", o.Defaults, want)
+	}
+	if len(o.Streams) != 2 || o.Streams[0].Base != "diss" || o.Streams[0].EventType != "dissemination" || o.Streams[1].Base != "plain" {
+		t.Fatalf("streams %+v", o.Streams)
+	}
+	p := o.Streams[0].Policy.apply(o.Defaults.withDefaults())
+	if p.MaxAge != 12*time.Hour || p.MaxBytes != 2<<30 || p.MaxMsgsPerSubject != -1 || !p.Compression || p.MaxMsgs != 500 {
+		t.Errorf("diss policy %+v", p)
+	}
+	if p := o.Streams[1].Policy.apply(o.Defaults.withDefaults()); p.MaxMsgsPerSubject != 1 {
+		t.Errorf("default max messages per subject %d, want 1 (Aviso)", p.MaxMsgsPerSubject)
+	}
+	bad := "forever"
+	cfg.NotificationSchema[0].StoragePolicy.RetentionTime = &bad
+	if _, err := OptionsFromConfig(&cfg); err == nil || !strings.Contains(err.Error(), "notification_schema.dissemination.storage_policy") {
+		t.Errorf("bad retention_time: %v", err)
+	}
+}
+
+func TestStreamName(t *testing.T) {
+	for in, want := range map[string]string{"Weather_v2": "WEATHER_V2", "alerts": "ALERTS", "a-b9": "A-B9"} {
+		if got := StreamName(in); got != want {
+			t.Errorf("StreamName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,171 @@
+package jetstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"herald/engine"
+	"herald/notification"
+)
+
+// Publish stores n in its base's stream (created with the default policy
+// if the base has no configured stream) and returns once JetStream has
+// acknowledged it, with its stream sequence and stored time.
+//
+// The message carries a unique Nats-Msg-Id, so resending it after a
+// failure where the server did not answer is deduplicated by the server,
+// which then acknowledges the original sequence. Only such failures are
+// retried (no responders, no connection while reconnecting, no answer in
+// time, JetStream temporarily unavailable), up to Options.PublishAttempts
+// times with exponential backoff from Options.PublishRetryBase, all within
+// Options.PublishTimeout. When the server cannot be reached the error
+// wraps engine.ErrUnavailable.
+//
+// The acknowledgement carries no time, so Publish then waits (within the
+// same timeout) for this instance's live feed to read the sequence, which
+// gives the exact stored time and also means that the notification has
+// reached this instance's subscribers: a Subscribe made after Publish
+// returns has a boundary at or above the sequence. If the feed cannot
+// tell in time, the time is read back from the stream, and as a last
+// resort (the notification was removed meanwhile) it is the current time.
+func (e *Engine) Publish(ctx context.Context, n *notification.Notification) (uint64, time.Time, error) {
+	if err := e.check(ctx, "publish"); err != nil {
+		return 0, time.Time{}, err
+	}
+	if n == nil || n.Base() == "" {
+		return 0, time.Time{}, errors.New("jetstream: publish: notification has no topic base")
+	}
+	deadline := time.Now().Add(e.opts.PublishTimeout)
+	st, err := e.ensure(ctx, n.Base())
+	if err != nil {
+		return 0, time.Time{}, e.wrapSetup(ctx, "publish", err)
+	}
+	msg, err := message(n, st.name, st.eventType, nuid.Next())
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("jetstream: publish to stream %s: %w", st.name, err)
+	}
+	ack, err := e.publish(ctx, deadline, msg)
+	if err != nil && errors.Is(err, nats.ErrNoResponders) && e.recreateMissing(ctx, st) {
+		ack, err = e.publish(ctx, time.Now().Add(e.opts.PublishTimeout), msg)
+	}
+	if err != nil {
+		return 0, time.Time{}, e.fail(ctx, "publish "+msg.Subject+" to stream "+st.name+" on "+e.where, err)
+	}
+	if ack.Stream != st.name {
+		return 0, time.Time{}, fmt.Errorf("jetstream: publish %s: stored in stream %s, want %s", msg.Subject, ack.Stream, st.name)
+	}
+	if f := st.feed.Load(); f != nil {
+		if at, ok := f.timeOf(ctx, ack.Seq, deadline); ok {
+			return ack.Seq, at, nil
+		}
+	}
+	return ack.Seq, e.storedTime(st, ack.Seq), nil
+}
+
+// pubAck is JetStream's answer to a publish.
+type pubAck struct {
+	Stream    string              `json:"stream"`
+	Seq       uint64              `json:"seq"`
+	Duplicate bool                `json:"duplicate,omitempty"`
+	Error     *jetstream.APIError `json:"error,omitempty"`
+}
+
+// publish sends msg until JetStream acknowledges it, retrying the
+// failures retryable accepts, each attempt bounded by RequestTimeout and
+// all of them by deadline. (Plain requests with a timeout, rather than
+// one context per attempt, keep the cost of a publish close to the raw
+// client's.)
+func (e *Engine) publish(ctx context.Context, deadline time.Time, msg *nats.Msg) (pubAck, error) {
+	delay := e.opts.PublishRetryBase
+	for attempt := 1; ; attempt++ {
+		timeout := min(e.opts.RequestTimeout, time.Until(deadline))
+		var (
+			ack pubAck
+			err error
+		)
+		if timeout <= 0 {
+			err = fmt.Errorf("publish timeout %s reached: %w", e.opts.PublishTimeout, context.DeadlineExceeded)
+		} else {
+			var reply *nats.Msg
+			if reply, err = e.nc.RequestMsg(msg, timeout); err == nil {
+				if err = json.Unmarshal(reply.Data, &ack); err != nil {
+					err = fmt.Errorf("invalid publish acknowledgement %q: %w", reply.Data, err)
+				} else if ack.Error != nil {
+					err = ack.Error
+				} else if ack.Stream == "" {
+					err = fmt.Errorf("invalid publish acknowledgement %q", reply.Data)
+				}
+			}
+		}
+		if err == nil {
+			if ack.Duplicate {
+				e.log.Debug("publish retry deduplicated", "subject", msg.Subject, "sequence", ack.Seq)
+			}
+			return ack, nil
+		}
+		if ctx.Err() != nil || !retryable(err) || attempt >= e.opts.PublishAttempts || time.Until(deadline) <= delay {
+			return pubAck{}, fmt.Errorf("after %d attempt(s): %w", attempt, err)
+		}
+		e.log.Debug("publish failed; retrying", "subject", msg.Subject, "attempt", attempt, "retry_in", delay.String(), "error", err)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return pubAck{}, fmt.Errorf("after %d attempt(s): %w (%w)", attempt, err, ctx.Err())
+		case <-e.ctx.Done():
+			t.Stop()
+			return pubAck{}, fmt.Errorf("after %d attempt(s): %w", attempt, engine.ErrClosed)
+		case <-t.C:
+		}
+		delay *= 2
+	}
+}
+
+// recreateMissing creates the stream of st again if it has been deleted
+// behind the engine's back (nothing answers publishes to its subjects);
+// the live feed then notices that the stream went back and restarts. It
+// reports whether it created the stream.
+func (e *Engine) recreateMissing(ctx context.Context, st *streamState) bool {
+	rctx, cancel := e.requestContext(ctx)
+	defer cancel()
+	if _, err := e.js.Stream(rctx, st.name); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return false
+	}
+	if _, err := e.js.CreateStream(rctx, e.streamConfig(st.base, e.policyOf(st.base))); err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		e.log.Error("stream missing and not created again", "stream", st.name, "server", e.where, "error", err)
+		return false
+	}
+	e.log.Warn("stream was deleted while herald was using it; created it again", "stream", st.name, "server", e.where)
+	return true
+}
+
+// storedTime reads a message's stored time back from the stream; the
+// current time if it cannot.
+func (e *Engine) storedTime(st *streamState, seq uint64) time.Time {
+	ctx, cancel := e.requestContext(context.Background())
+	defer cancel()
+	m, err := st.handle.GetMsg(ctx, seq)
+	if err != nil {
+		e.log.Debug("stored time unavailable; using the current time", "stream", st.name, "sequence", seq, "error", err)
+		return time.Now().UTC()
+	}
+	return m.Time.UTC()
+}
+
+// wrapSetup wraps an error of ensure with the operation.
+func (e *Engine) wrapSetup(ctx context.Context, op string, err error) error {
+	if e.closed.Load() {
+		return fmt.Errorf("jetstream: %s: %w", op, engine.ErrClosed)
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("jetstream: %s: %w", op, ctx.Err())
+	}
+	return fmt.Errorf("jetstream: %s: %w", op, err)
+}

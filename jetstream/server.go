@@ -1,0 +1,100 @@
+package jetstream
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// embeddedReadyTimeout bounds the embedded server's startup (JetStream
+// recovers its streams from disk before it accepts clients).
+const embeddedReadyTimeout = 2 * time.Minute
+
+// startEmbedded starts the in-process nats-server: JetStream with a file
+// store under o.DataDir, no network listener unless o.Listen names a
+// loopback address, sync-always when asked, the token as its only
+// credential when one is set, and its logs sent to log.
+func startEmbedded(o EmbeddedOptions, token string, log *slog.Logger) (*server.Server, error) {
+	if err := os.MkdirAll(o.DataDir, 0o750); err != nil {
+		return nil, fmt.Errorf("embedded nats-server: data directory %s: %w", o.DataDir, err)
+	}
+	opts := &server.Options{
+		ServerName:    o.ServerName,
+		JetStream:     true,
+		StoreDir:      o.DataDir,
+		SyncAlways:    o.SyncAlways,
+		DontListen:    o.Listen == "",
+		NoSigs:        true,
+		Authorization: token,
+	}
+	if o.Listen != "" {
+		host, port, err := net.SplitHostPort(o.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("embedded nats-server: listen address %q: %w", o.Listen, err)
+		}
+		p, err := strconv.Atoi(port)
+		if err != nil {
+			return nil, fmt.Errorf("embedded nats-server: listen address %q: port: %w", o.Listen, err)
+		}
+		opts.Host, opts.Port = host, p
+	} else {
+		opts.Port = server.RANDOM_PORT // unused: DontListen
+	}
+	s, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("embedded nats-server (data directory %s): %w", o.DataDir, err)
+	}
+	s.SetLoggerV2(&serverLogger{log: log.With("component", "nats-server")}, false, false, false)
+	s.Start()
+	if !s.ReadyForConnections(embeddedReadyTimeout) {
+		s.Shutdown()
+		s.WaitForShutdown()
+		return nil, fmt.Errorf("embedded nats-server (data directory %s) not ready after %s", o.DataDir, embeddedReadyTimeout)
+	}
+	if !s.JetStreamEnabled() {
+		s.Shutdown()
+		s.WaitForShutdown()
+		return nil, fmt.Errorf("embedded nats-server (data directory %s): JetStream did not start; see the nats-server log lines", o.DataDir)
+	}
+	if o.Listen != "" {
+		log.Info("embedded nats-server accepts NATS clients", "url", s.ClientURL())
+	}
+	return s, nil
+}
+
+// serverLogger sends nats-server's log lines to slog: notices at debug
+// level (the server is chatty at startup), warnings and errors as such.
+type serverLogger struct {
+	log *slog.Logger
+}
+
+func (l *serverLogger) logf(level slog.Level, format string, v []any) {
+	if !l.log.Enabled(context.Background(), level) {
+		return
+	}
+	l.log.Log(context.Background(), level, fmt.Sprintf(format, v...))
+}
+
+// Noticef implements server.Logger.
+func (l *serverLogger) Noticef(format string, v ...any) { l.logf(slog.LevelDebug, format, v) }
+
+// Warnf implements server.Logger.
+func (l *serverLogger) Warnf(format string, v ...any) { l.logf(slog.LevelWarn, format, v) }
+
+// Fatalf implements server.Logger.
+func (l *serverLogger) Fatalf(format string, v ...any) { l.logf(slog.LevelError, format, v) }
+
+// Errorf implements server.Logger.
+func (l *serverLogger) Errorf(format string, v ...any) { l.logf(slog.LevelError, format, v) }
+
+// Debugf implements server.Logger.
+func (l *serverLogger) Debugf(format string, v ...any) { l.logf(slog.LevelDebug-4, format, v) }
+
+// Tracef implements server.Logger.
+func (l *serverLogger) Tracef(format string, v ...any) { l.logf(slog.LevelDebug-8, format, v) }

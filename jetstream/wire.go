@@ -1,0 +1,212 @@
+package jetstream
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"herald/engine"
+	"herald/notification"
+	"herald/topic"
+)
+
+// Message headers written by Publish. The spatial metadata keys of
+// notification.Geometry.Metadata (spatial_bbox, spatial_geometry,
+// spatial_point_cloud) are headers as well, as in Aviso (reference §9.4).
+const (
+	// HeaderEventType holds the notification's event type when it is not
+	// the one the stream's base implies (its schema's name, or the base
+	// itself for schema-less streams).
+	HeaderEventType = "Herald-Event-Type"
+	// HeaderIdentifier holds the identifier values as a JSON object of
+	// strings when the notification carries them (generic notifications;
+	// schema notifications are rebuilt from the subject tokens).
+	HeaderIdentifier = "Herald-Identifier"
+	// HeaderContentType holds the payload's media type when it is not
+	// application/json.
+	HeaderContentType = "Content-Type"
+)
+
+// maxSubjectLen bounds the wire subject of a notification: a NATS server
+// refuses a protocol line longer than its max_control_line (4 KiB by
+// default) and closes the connection, so a longer subject is refused
+// before it is sent.
+const maxSubjectLen = 3800
+
+const hexDigits = "0123456789ABCDEF"
+
+// appendWireToken appends the wire form of one decoded subject token.
+//
+// The wire form is the canonical topic encoding (the reserved '.', '*',
+// '>' and '%' as %2E, %2A, %3E, %25) plus escapes that only NATS needs:
+// ASCII control bytes, space and DEL as %XX, and U+FFFD as %EF%BF%BD
+// (NATS subjects cannot hold whitespace, and nats-server's file store
+// treats NUL and U+FFFD in a subject as corruption when it recovers its
+// state). topic.DecodeToken undoes every %XX escape, so decoding needs no
+// special rule for these. An empty token, which NATS cannot carry at all,
+// is written as a lone "%": no non-empty value encodes to it (a '%' in a
+// value is always %25), and decodeToken maps it back.
+func appendWireToken(b []byte, t string) []byte {
+	if t == "" {
+		return append(b, '%')
+	}
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		switch {
+		case c <= ' ' || c == 0x7f || c == '.' || c == '*' || c == '>' || c == '%':
+			b = append(b, '%', hexDigits[c>>4], hexDigits[c&15])
+		case c == 0xEF && strings.HasPrefix(t[i:], "\uFFFD"):
+			b = append(b, "%EF%BF%BD"...)
+			i += 2
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+// wireSubject returns the NATS subject of decoded tokens.
+func wireSubject(tokens []string) string {
+	n := len(tokens)
+	for _, t := range tokens {
+		n += len(t)
+	}
+	b := make([]byte, 0, n+8)
+	for i, t := range tokens {
+		if i > 0 {
+			b = append(b, '.')
+		}
+		b = appendWireToken(b, t)
+	}
+	return string(b)
+}
+
+// wireFilter returns the narrowest NATS subject filter of a pattern: its
+// wire-encoded literals with '*' for wildcards. It matches exactly the
+// subjects with as many tokens as the pattern whose literals are equal,
+// which is what topic.Pattern.Match requires, so it never excludes a
+// match; constraints and spatial filters still run afterwards. (It is
+// narrower than the reference's coarse filter, Pattern.CoarseFilter,
+// which ends in ">" and so also matches longer subjects, and which misses
+// the bare base subject that a one-token pattern selects.)
+func wireFilter(p topic.Pattern) string {
+	b := make([]byte, 0, 64)
+	for i, t := range p {
+		if i > 0 {
+			b = append(b, '.')
+		}
+		if t.Wildcard {
+			b = append(b, '*')
+		} else {
+			b = appendWireToken(b, t.Value)
+		}
+	}
+	return string(b)
+}
+
+// decodeToken undoes appendWireToken.
+func decodeToken(s string) (string, error) {
+	if s == "%" {
+		return "", nil
+	}
+	return topic.DecodeToken(s)
+}
+
+// decodeSubject splits a wire subject into decoded tokens and returns the
+// canonical subject (topic.Encode of the tokens) as well.
+func decodeSubject(subject string) (tokens []string, canonical string, err error) {
+	tokens = strings.Split(subject, ".")
+	if strings.IndexByte(subject, '%') < 0 {
+		return tokens, subject, nil
+	}
+	for i, t := range tokens {
+		d, err := decodeToken(t)
+		if err != nil {
+			return nil, "", fmt.Errorf("subject %q: %w", subject, err)
+		}
+		tokens[i] = d
+	}
+	return tokens, topic.Encode(tokens), nil
+}
+
+// message builds the NATS message of a notification: wire subject, payload
+// and headers. eventType is the event type records of the base get by
+// default; the header is written only when n's differs.
+func message(n *notification.Notification, streamName, eventType, msgID string) (*nats.Msg, error) {
+	if len(n.Tokens) == 0 || n.Tokens[0] == "" {
+		return nil, errors.New("notification has no topic base")
+	}
+	subject := wireSubject(n.Tokens)
+	if len(subject) > maxSubjectLen {
+		return nil, fmt.Errorf("subject of %d bytes is too long: NATS accepts at most %d bytes (shorten the identifier values)", len(subject), maxSubjectLen)
+	}
+	h := make(nats.Header, 8)
+	h[nats.MsgIdHdr] = []string{msgID}
+	h[nats.ExpectedStreamHdr] = []string{streamName}
+	if n.EventType != "" && n.EventType != eventType {
+		h[HeaderEventType] = []string{n.EventType}
+	}
+	if ct := n.ContentType; ct != "" && ct != notification.ContentTypeJSON {
+		h[HeaderContentType] = []string{ct}
+	}
+	if len(n.Identifier) > 0 {
+		id, err := json.Marshal(n.Identifier)
+		if err != nil {
+			return nil, fmt.Errorf("identifier: %w", err)
+		}
+		h[HeaderIdentifier] = []string{string(id)}
+	}
+	for k, v := range n.Geometry.Metadata() {
+		h[k] = []string{v}
+	}
+	return &nats.Msg{Subject: subject, Data: n.Payload, Header: h}, nil
+}
+
+// record rebuilds the stored notification of a message: tokens and
+// canonical subject from the wire subject, event type, content type,
+// identifier and geometry from the headers, sequence and timestamp from
+// the JetStream metadata. eventType is the base's default event type.
+func record(subject string, h nats.Header, data []byte, seq uint64, at time.Time, eventType string) (*engine.Record, error) {
+	tokens, canonical, err := decodeSubject(subject)
+	if err != nil {
+		return nil, err
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	rec := &engine.Record{
+		Notification: notification.Notification{
+			EventType:   eventType,
+			Subject:     canonical,
+			Tokens:      tokens,
+			Payload:     data,
+			ContentType: notification.ContentTypeJSON,
+		},
+		Seq:  seq,
+		Time: at.UTC(),
+	}
+	if len(h) == 0 {
+		return rec, nil
+	}
+	if v := h.Get(HeaderEventType); v != "" {
+		rec.EventType = v
+	}
+	if v := h.Get(HeaderContentType); v != "" {
+		rec.ContentType = v
+	}
+	if v := h.Get(HeaderIdentifier); v != "" {
+		if err := json.Unmarshal([]byte(v), &rec.Identifier); err != nil {
+			return nil, fmt.Errorf("header %s: %w", HeaderIdentifier, err)
+		}
+	}
+	g, err := notification.GeometryFromMetadata(h.Get)
+	if err != nil {
+		return nil, err
+	}
+	rec.Geometry = g
+	return rec, nil
+}
