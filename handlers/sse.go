@@ -50,15 +50,51 @@ func startSSE(w http.ResponseWriter, now func() time.Time, timeout time.Duration
 
 // event writes one event whose data is already one line of JSON.
 func (s *sseWriter) event(name string, data []byte) error {
-	s.buf = append(s.buf[:0], "event: "...)
+	if err := s.queue(name, data); err != nil {
+		return err
+	}
+	return s.flush()
+}
+
+// sseBatchBytes is how much queued event text is written in one go.
+const sseBatchBytes = 64 << 10
+
+// queue adds one event to the pending output without flushing it to the
+// client; flush (or event) sends everything queued. Replays queue a
+// whole fetched page and flush once: one write instead of one per event.
+func (s *sseWriter) queue(name string, data []byte) error {
+	s.buf = append(s.buf, "event: "...)
 	s.buf = append(s.buf, name...)
 	s.buf = append(s.buf, "\ndata: "...)
 	s.buf = append(s.buf, data...)
 	s.buf = append(s.buf, "\n\n"...)
+	if len(s.buf) >= sseBatchBytes {
+		return s.write()
+	}
+	return nil
+}
+
+// write hands the queued text to the response writer.
+func (s *sseWriter) write() error {
+	if len(s.buf) == 0 {
+		return nil
+	}
 	_ = s.rc.SetWriteDeadline(s.now().Add(s.timeout))
-	if _, err := s.w.Write(s.buf); err != nil {
+	_, err := s.w.Write(s.buf)
+	if cap(s.buf) > 4*sseBatchBytes {
+		s.buf = nil // do not keep a large page's buffer for a quiet stream
+	} else {
+		s.buf = s.buf[:0]
+	}
+	return err
+}
+
+// flush sends everything queued to the client now.
+func (s *sseWriter) flush() error {
+	if err := s.write(); err != nil {
 		return err
 	}
+	_ = s.rc.SetWriteDeadline(s.now().Add(s.timeout))
 	return s.rc.Flush()
 }
 

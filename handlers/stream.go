@@ -379,13 +379,19 @@ func (st *stream) history() outcome {
 				continue
 			}
 			if delivered == st.cap {
+				if st.sse.flush() != nil {
+					return outGone
+				}
 				return outLimit
 			}
-			if st.sse.event(EventReplay, data) != nil {
+			if st.sse.queue(EventReplay, data) != nil {
 				return outGone
 			}
 			st.lastSeq = rec.Seq
 			delivered++
+		}
+		if st.sse.flush() != nil {
+			return outGone
 		}
 		if done {
 			return outDone
@@ -430,7 +436,12 @@ func (st *stream) live() {
 				}
 				continue
 			}
-			if st.sse.event(EventLive, data) != nil {
+			// Flush when nothing else is waiting: a burst goes out in
+			// one write, a single notification at once.
+			if st.sse.queue(EventLive, data) != nil {
+				return
+			}
+			if len(st.sub.C()) == 0 && st.sse.flush() != nil {
 				return
 			}
 			st.lastSeq = rec.Seq

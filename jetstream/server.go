@@ -42,6 +42,9 @@ func startEmbedded(o EmbeddedOptions, token string, log *slog.Logger) (*server.S
 		if err != nil {
 			return nil, fmt.Errorf("embedded nats-server: listen address %q: port: %w", o.Listen, err)
 		}
+		if p == 0 {
+			p = server.RANDOM_PORT // ":0" means any free port, as for net.Listen
+		}
 		opts.Host, opts.Port = host, p
 	} else {
 		opts.Port = server.RANDOM_PORT // unused: DontListen

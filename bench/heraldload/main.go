@@ -172,6 +172,10 @@ type bench struct {
 	eng    *herjs.Engine
 	nc     *nats.Conn // a raw client of the same embedded server
 	js     jetstream.JetStream
+	// jsTCP is a raw client of the same server over loopback TCP.
+	jsTCP jetstream.JetStream
+	// lean is the minimal HTTP/1.1 client of the B1 load.
+	lean *leanPool
 }
 
 func run(ctx context.Context, p params, out io.Writer) error {
@@ -203,6 +207,9 @@ func run(ctx context.Context, p params, out io.Writer) error {
 		return err
 	}
 	opts.Logger = log
+	// A loopback port besides the in-process connection, for the raw
+	// reference over TCP (what a publisher bypassing herald would use).
+	opts.Embedded.Listen = "127.0.0.1:0"
 	eng, err := herjs.Open(ctx, opts)
 	if err != nil {
 		return err
@@ -238,14 +245,25 @@ func run(ctx context.Context, p params, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	tcp, err := nats.Connect(eng.Server().ClientURL())
+	if err != nil {
+		return err
+	}
+	defer tcp.Close()
+	jsTCP, err := jetstream.New(tcp)
+	if err != nil {
+		return err
+	}
 	b := &bench{
 		p:    p,
 		base: "http://" + ln.Addr().String(),
 		client: &http.Client{Transport: &http.Transport{
 			MaxIdleConnsPerHost: 2048, MaxConnsPerHost: 0, DisableCompression: true,
 		}},
-		eng: eng, nc: nc, js: js,
+		eng: eng, nc: nc, js: js, jsTCP: jsTCP,
+		lean: newLeanPool(ln.Addr().String()),
 	}
+	defer b.lean.close()
 	fmt.Fprintf(out, "heraldload: %s, %s/%s, GOMAXPROCS=%d, embedded nats-server, loopback HTTP\n\n",
 		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
 	if strings.Contains(p.only, "B1") {
@@ -361,34 +379,52 @@ func (b *bench) notify(ctx context.Context, body []byte) error {
 
 func (b *bench) b1(ctx context.Context, out io.Writer) error {
 	fmt.Fprintf(out, "B1 notify: closed loop, %s per level and side; herald = HTTP POST /api/v1/notification (200 after the JetStream ack);\n", b.p.duration)
-	fmt.Fprintf(out, "   raw = synchronous JetStream publish of the same subject and payload on an in-process client of the same server\n")
-	fmt.Fprintf(out, "%-6s %12s %9s %9s | %12s %9s %9s | %7s\n", "conc", "herald req/s", "p50", "p99", "raw msg/s", "p50", "p99", "ratio")
+	fmt.Fprintf(out, "   raw = synchronous JetStream publish of the same subject and payload on an in-process client of the same server;\n")
+	fmt.Fprintf(out, "   raw tcp = the same over a loopback TCP connection (what a publisher bypassing herald uses);\n")
+	fmt.Fprintf(out, "   http floor = GET /api/v1/schema/bench on the same HTTP stack and middleware (an HTTP exchange with a tiny handler);\n")
+	fmt.Fprintf(out, "   HTTP load from a minimal keep-alive HTTP/1.1 client, one connection per worker\n")
+	fmt.Fprintf(out, "%-5s %11s %8s %8s | %10s %8s %8s | %10s %8s | %10s | %7s %7s %7s\n",
+		"conc", "herald/s", "p50", "p99", "raw/s", "p50", "p99", "tcp/s", "p50", "floor/s", ":raw", ":tcp", ":floor")
 	for _, c := range b.p.concurrency {
-		var h, r load
+		var h, r, rt, fl load
 		var err error
 		if strings.Contains(b.p.sides, "herald") {
 			h, err = closedLoop(ctx, c, b.p.duration, func(i int) error {
-				return b.notify(ctx, notifyBody("bench", i, `{"i":`+strconv.Itoa(i)+`}`))
+				_, err := b.lean.do("POST", "/api/v1/notification", notifyBody("bench", i, `{"i":`+strconv.Itoa(i)+`}`))
+				return err
 			})
 			if err != nil {
 				return err
 			}
 		}
 		if !strings.Contains(b.p.sides, "raw") {
-			fmt.Fprintf(out, "%-6d %12.0f %9s %9s\n", c, h.rate(), round(pct(h.lat, .5)), round(pct(h.lat, .99)))
+			fmt.Fprintf(out, "%-5d %11.0f %8s %8s\n", c, h.rate(), round(pct(h.lat, .5)), round(pct(h.lat, .99)))
 			continue
 		}
-		r, err = closedLoop(ctx, c, b.p.duration, func(i int) error {
-			m := &nats.Msg{Subject: fmt.Sprintf("bench.c%02d.k.%d", i%16, i%1000), Data: []byte(`{"i":` + strconv.Itoa(i) + `}`)}
-			_, err := b.js.PublishMsg(ctx, m)
-			return err
-		})
-		if err != nil {
+		rawPublish := func(js jetstream.JetStream) func(i int) error {
+			return func(i int) error {
+				m := &nats.Msg{Subject: fmt.Sprintf("bench.c%02d.k.%d", i%16, i%1000), Data: []byte(`{"i":` + strconv.Itoa(i) + `}`)}
+				_, err := js.PublishMsg(ctx, m)
+				return err
+			}
+		}
+		if r, err = closedLoop(ctx, c, b.p.duration, rawPublish(b.js)); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "%-6d %12.0f %9s %9s | %12.0f %9s %9s | %6.2fx\n", c,
+		if rt, err = closedLoop(ctx, c, b.p.duration, rawPublish(b.jsTCP)); err != nil {
+			return err
+		}
+		if fl, err = closedLoop(ctx, c, b.p.duration, func(int) error {
+			_, err := b.lean.do("GET", "/api/v1/schema/bench", nil)
+			return err
+		}); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%-5d %11.0f %8s %8s | %10.0f %8s %8s | %10.0f %8s | %10.0f | %6.2fx %6.2fx %6.2fx\n", c,
 			h.rate(), round(pct(h.lat, .5)), round(pct(h.lat, .99)),
-			r.rate(), round(pct(r.lat, .5)), round(pct(r.lat, .99)), h.rate()/r.rate())
+			r.rate(), round(pct(r.lat, .5)), round(pct(r.lat, .99)),
+			rt.rate(), round(pct(rt.lat, .5)), fl.rate(),
+			h.rate()/r.rate(), h.rate()/rt.rate(), h.rate()/fl.rate())
 	}
 	if !strings.Contains(b.p.sides, "raw") {
 		return nil
@@ -404,6 +440,24 @@ func (b *bench) b1(ctx context.Context, out io.Writer) error {
 		n += asyncWindow
 	}
 	fmt.Fprintf(out, "raw asynchronous publish ceiling: %.0f msg/s\n\n", float64(n)/time.Since(began).Seconds())
+	return nil
+}
+
+// get performs one GET and drains the answer.
+func (b *bench) get(ctx context.Context, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.base+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: status %d", path, resp.StatusCode)
+	}
 	return nil
 }
 
