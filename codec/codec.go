@@ -4,14 +4,20 @@
 // into payloads and batch containers. The type system (types), the value
 // rules (values), the statement language (ddl), the entity catalog
 // (catalog), binding (bind), evolution verdicts (evolve), the batch builder
-// (rows) and one package per wire format (wire/…) live below it.
+// (rows) and one package per wire format (wire/…) live below it, with
+// the JAQ-backed codecs: the jq programs (jq), the JSON view of rows
+// (jview), the JAQ-native payload formats (native), protobuf resources
+// and descriptors (resource, protobuf), their runtime (jaq) and the
+// bounded extension workers every program runs on (workers).
 //
 // It imports no other herald package and must not know about HTTP,
 // engines or notifications; callers hand it bytes and Arrow batches.
 package codec
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -19,12 +25,18 @@ import (
 
 	"herald/codec/bind"
 	"herald/codec/catalog"
+	"herald/codec/jaq"
+	"herald/codec/jq"
+	"herald/codec/native"
+	"herald/codec/protobuf"
+	"herald/codec/resource"
 	"herald/codec/rows"
 	"herald/codec/types"
 	wavro "herald/codec/wire/avro"
 	wcbor "herald/codec/wire/cbor"
 	wjson "herald/codec/wire/json"
 	wsyslog "herald/codec/wire/syslog"
+	"herald/codec/workers"
 )
 
 // Decoder decodes one payload into rows appended to a batch builder and
@@ -46,6 +58,27 @@ type BatchEncoder interface {
 	AppendBatch(dst []byte, rec arrow.RecordBatch, rows []int) ([]byte, int, error)
 }
 
+// ContextDecoder is a Decoder whose decode can be cancelled. JAQ-backed
+// codecs implement it: their programs run on the extension workers, and
+// the caller waits.
+type ContextDecoder interface {
+	Decoder
+	DecodeContext(ctx context.Context, payload []byte, b *rows.Builder) (int, error)
+}
+
+// ContextEncoder is an Encoder and BatchEncoder whose encode can be
+// cancelled (JAQ-backed codecs).
+type ContextEncoder interface {
+	AppendRowContext(ctx context.Context, dst []byte, rec arrow.RecordBatch, i int) ([]byte, error)
+	AppendBatchContext(ctx context.Context, dst []byte, rec arrow.RecordBatch, rows []int) ([]byte, int, error)
+}
+
+// ErrBusy is the error (matched with errors.Is) of a payload that a
+// JAQ-backed codec refused because the extension workers could not take
+// it now: it was not judged. The HTTP layer answers 503 with Retry-After;
+// an emitter keeps its rows and retries.
+var ErrBusy = workers.ErrBusy
+
 // Options tune a compiled codec.
 type Options struct {
 	// MaxSize bounds one encoded payload in bytes (the emitter's MAX
@@ -54,6 +87,16 @@ type Options struct {
 	// Now is the clock a SYSLOG codec takes the year of RFC 3164
 	// timestamps from; nil means time.Now.
 	Now func() time.Time
+	// Workers is the extension worker pool JAQ-backed codecs run their
+	// programs on; share one per process. nil gives the codec a pool of
+	// its own with the default size and deadline.
+	Workers *workers.Pool
+	// Logger receives the jq evaluator's messages at trace level
+	// (jaq.LevelTrace); nil discards them.
+	Logger *slog.Logger
+	// Resources are the resources a protobuf codec compiles from when
+	// compiled with CompilePlan (Compile uses the catalog's).
+	Resources *resource.Set
 }
 
 // Codec is a compiled codec: a wire format bound to an internal schema.
@@ -68,9 +111,12 @@ type Codec struct {
 	// Batch writes the format's batch container.
 	Batch BatchEncoder
 	// EncodeErr is set when the codec can decode but not encode (a SYSLOG
-	// target schema without facility, severity or message); Encoder and
-	// Batch are nil then.
+	// target schema without facility, severity or message, a JAQ codec
+	// without ON EMITTING); Encoder and Batch are nil then.
 	EncodeErr error
+	// DecodeErr is set when the codec cannot decode (a JAQ codec without
+	// ON INGESTION); its decoder then fails every payload with it.
+	DecodeErr error
 
 	newDecoder func() Decoder
 }
@@ -90,12 +136,21 @@ func Compile(cat *catalog.Catalog, name string, opts Options) (*Codec, error) {
 	if err != nil {
 		return nil, err
 	}
-	return CompilePlan(p, opts)
+	if opts.Resources == nil {
+		opts.Resources = cat.Resources()
+	}
+	ps, _ := cat.ProtoSchema(name)
+	return compilePlan(p, opts, ps)
 }
 
 // CompilePlan compiles a bound plan.
-func CompilePlan(p *bind.Plan, opts Options) (*Codec, error) {
+func CompilePlan(p *bind.Plan, opts Options) (*Codec, error) { return compilePlan(p, opts, nil) }
+
+func compilePlan(p *bind.Plan, opts Options, ps *protobuf.Schema) (*Codec, error) {
 	c := &Codec{Name: p.Codec.Name, Format: p.Codec.Format, Schema: p.Schema, Plan: p}
+	if p.Codec.Jaq != nil {
+		return compileJaq(c, p, opts, ps)
+	}
 	switch p.Codec.Format {
 	case types.JSON:
 		enc := wjson.NewEncoder(p)
@@ -130,5 +185,53 @@ func CompilePlan(p *bind.Plan, opts Options) (*Codec, error) {
 	default:
 		return nil, fmt.Errorf("codec %s: wire format %s is not supported", types.Quote(p.Codec.Name), p.Codec.Format)
 	}
+	return c, nil
+}
+
+// compileJaq compiles a JAQ-native or protobuf codec: its programs, its
+// format and the runtime that runs them on the extension workers.
+func compileJaq(c *Codec, p *bind.Plan, opts Options, ps *protobuf.Schema) (*Codec, error) {
+	cd := p.Codec
+	var progs [3]*jq.Program
+	for d, prog := range cd.Jaq.Programs {
+		if !prog.Set {
+			continue
+		}
+		jp, err := jq.Compile(prog.Text)
+		if err != nil {
+			return nil, fmt.Errorf("codec %s: %s program does not compile: %w", types.Quote(cd.Name), types.Direction(d), err)
+		}
+		progs[d] = jp
+	}
+	var f jaq.Format
+	if cd.Proto != nil {
+		if ps == nil {
+			var err error
+			if ps, err = protobuf.Build(opts.Resources, cd.Proto, progs[types.EmittingBatch] != nil); err != nil {
+				return nil, fmt.Errorf("codec %s: %w", types.Quote(cd.Name), err)
+			}
+		}
+		f = protobuf.NewFormat(ps)
+	} else {
+		nf := native.For(cd.Format)
+		if nf == nil {
+			return nil, fmt.Errorf("codec %s: %s is not a JAQ-native format", types.Quote(cd.Name), cd.Format)
+		}
+		f = jaq.Native(nf)
+	}
+	pool := opts.Workers
+	if pool == nil {
+		pool = workers.New(workers.Config{})
+	}
+	jc := jaq.New(jaq.Config{Name: cd.Name, Format: f, Schema: p.Schema, Programs: progs, Pool: pool, Logger: opts.Logger, MaxSize: opts.MaxSize})
+	if jc.CanEncode() {
+		c.Encoder, c.Batch = jc, jc
+	} else {
+		c.EncodeErr = fmt.Errorf("codec %s declares no ON EMITTING transformation, so it cannot encode", types.Quote(cd.Name))
+	}
+	if !jc.CanDecode() {
+		c.DecodeErr = fmt.Errorf("codec %s declares no ON INGESTION transformation, so it cannot decode", types.Quote(cd.Name))
+	}
+	c.newDecoder = func() Decoder { return jc }
 	return c, nil
 }

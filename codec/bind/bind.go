@@ -93,8 +93,17 @@ func fieldDesc(t string, optional bool) string {
 }
 
 // Compile binds codec c to internal schema s and wire schema w (nil for
-// SYSLOG).
+// SYSLOG and JAQ-backed codecs).
 func Compile(c *types.Codec, s *types.Schema, w *types.WireSchema) (*Plan, error) {
+	if c.Jaq != nil {
+		// a JAQ-backed codec's programs decide the shape: every output is
+		// decoded into the internal schema by field name at run time
+		p := &Plan{Codec: c, Schema: s}
+		for i, f := range s.Fields {
+			p.Fields = append(p.Fields, Field{Name: f.Name, Internal: i, Wire: -1, Type: f.Type, Optional: f.Optional, Sensitive: f.Sensitive})
+		}
+		return p, nil
+	}
 	if c.Format == types.SYSLOG {
 		sp, err := bindSyslog(c, s)
 		if err != nil {

@@ -1,22 +1,30 @@
 // Package catalog owns the set of codec entities (internal schemas, JSON,
-// CBOR and AVRO wire schemas, codecs) and executes statements against it:
+// CBOR and AVRO wire schemas, codecs, JAQ-native and protobuf codecs
+// included) and executes statements against it:
 // CREATE, ALTER (left to right, each operation seeing the previous), DROP,
 // SHOW CREATE and BEGIN … COMMIT transactions validated against one
 // candidate graph and applied atomically. It tracks dependencies, so a
 // schema a codec uses cannot be dropped or changed out from under it, and
-// records a compatibility verdict for every ALTER.
+// records a compatibility verdict for every ALTER. A JAQ-backed codec's
+// programs are compiled, and a protobuf codec's descriptors built from the
+// catalog's resources, when the codec is created, so a program or a
+// .proto that does not compile fails the statement at its position.
 //
 // It must not decode or encode payloads; the wire packages do that from
 // the plans it hands out. A Catalog is not safe for concurrent use.
 package catalog
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
 	"herald/codec/bind"
 	"herald/codec/ddl"
 	"herald/codec/evolve"
+	"herald/codec/jq"
+	"herald/codec/protobuf"
+	"herald/codec/resource"
 	"herald/codec/types"
 )
 
@@ -46,6 +54,7 @@ type state struct {
 	schemas map[string]*types.Schema
 	wires   map[Key]*types.WireSchema
 	codecs  map[string]*types.Codec
+	protos  map[string]*protobuf.Schema // compiled descriptors per protobuf codec
 	order   []Key
 	touched map[Key]ddl.Pos
 }
@@ -55,6 +64,7 @@ func newState() *state {
 		schemas: map[string]*types.Schema{},
 		wires:   map[Key]*types.WireSchema{},
 		codecs:  map[string]*types.Codec{},
+		protos:  map[string]*protobuf.Schema{},
 		touched: map[Key]ddl.Pos{},
 	}
 }
@@ -71,6 +81,9 @@ func (s *state) clone() *state {
 	}
 	for k, v := range s.codecs {
 		c.codecs[k] = v
+	}
+	for k, v := range s.protos {
+		c.protos[k] = v
 	}
 	c.order = append([]Key(nil), s.order...)
 	return c
@@ -96,6 +109,7 @@ func (s *state) remove(k Key) {
 		delete(s.wires, k)
 	case ddl.KindCodec:
 		delete(s.codecs, k.Name)
+		delete(s.protos, k.Name)
 	}
 	for i, o := range s.order {
 		if o == k {
@@ -107,11 +121,27 @@ func (s *state) remove(k Key) {
 
 // Catalog holds the committed entities.
 type Catalog struct {
-	st *state
+	st  *state
+	res *resource.Set
 }
 
-// New returns an empty catalog.
+// New returns an empty catalog without resources: it refuses protobuf
+// codecs.
 func New() *Catalog { return &Catalog{st: newState()} }
+
+// NewWithResources returns an empty catalog whose protobuf codecs compile
+// their descriptors from the resources of set.
+func NewWithResources(set *resource.Set) *Catalog { return &Catalog{st: newState(), res: set} }
+
+// Resources returns the resources the catalog compiles protobuf codecs
+// from (nil when it has none).
+func (c *Catalog) Resources() *resource.Set { return c.res }
+
+// ProtoSchema returns the compiled descriptors of a protobuf codec.
+func (c *Catalog) ProtoSchema(name string) (*protobuf.Schema, bool) {
+	s, ok := c.st.protos[name]
+	return s, ok
+}
 
 // Result is the outcome of one executed statement.
 type Result struct {
@@ -178,7 +208,7 @@ func (c *Catalog) ExecStmts(stmts []ddl.Stmt) ([]Result, error) {
 		if target == nil {
 			target = c.st.clone()
 		}
-		res, err := apply(target, s)
+		res, err := apply(target, s, c.res)
 		if err != nil {
 			return results, err
 		}
@@ -212,7 +242,7 @@ func errAt(p ddl.Pos, format string, args ...any) error {
 	return &ddl.Error{Pos: p, Msg: fmt.Sprintf(format, args...)}
 }
 
-func apply(st *state, s ddl.Stmt) (Result, error) {
+func apply(st *state, s ddl.Stmt, rs *resource.Set) (Result, error) {
 	res := Result{Stmt: s}
 	switch x := s.(type) {
 	case *ddl.CreateSchema:
@@ -254,6 +284,15 @@ func apply(st *state, s ddl.Stmt) (Result, error) {
 			}
 			return res, errAt(x.Pos, "%s already exists (DROP it first, in the same transaction)", k)
 		}
+		if x.Codec.Jaq != nil {
+			ps, err := checkJaq(x, rs)
+			if err != nil {
+				return res, err
+			}
+			if ps != nil {
+				st.protos[k.Name] = ps
+			}
+		}
 		st.codecs[k.Name] = x.Codec
 		st.order = append(st.order, k)
 		st.touched[k] = x.Pos
@@ -283,6 +322,47 @@ func apply(st *state, s ddl.Stmt) (Result, error) {
 		return res, errAt(s.At(), "unsupported statement")
 	}
 	return res, nil
+}
+
+// checkJaq compiles the programs of a JAQ-backed codec, and the
+// descriptors of a protobuf codec, when the codec is created: an error
+// points at the program position the compiler names, or at the clause at
+// fault.
+func checkJaq(x *ddl.CreateCodec, rs *resource.Set) (*protobuf.Schema, error) {
+	c := x.Codec
+	for d, prog := range c.Jaq.Programs {
+		if !prog.Set {
+			continue
+		}
+		if _, err := jq.Compile(prog.Text); err != nil {
+			dir := types.Direction(d)
+			var ce *jq.CompileError
+			if errors.As(err, &ce) {
+				return nil, errAt(x.ProgramPos(dir, ce.Offset), "%s program does not compile: %s", dir, ce.Msg)
+			}
+			return nil, errAt(x.ClausePos(dir), "%s program does not compile: %v", dir, err)
+		}
+	}
+	if c.Proto == nil {
+		return nil, nil
+	}
+	ps, err := protobuf.Build(rs, c.Proto, c.Jaq.Programs[types.EmittingBatch].Set)
+	if err != nil {
+		pos := x.ResourcePos
+		var be *protobuf.BuildError
+		if errors.As(err, &be) {
+			switch be.Clause {
+			case protobuf.ClauseConfig:
+				pos = x.ConfigPos
+			case protobuf.ClauseMessage:
+				pos = x.MessagePos
+			case protobuf.ClauseBatchMessage:
+				pos = x.BatchMessagePos
+			}
+		}
+		return nil, errAt(pos, "codec %s: %v", types.Quote(c.Name), err)
+	}
+	return ps, nil
 }
 
 func alterSchema(st *state, x *ddl.AlterSchema) (Result, error) {
@@ -449,7 +529,7 @@ func validate(st *state, hintTx bool, fallback ddl.Pos) error {
 			return errAt(pos, "codec %s uses %s, which does not exist: drop or recreate the codec too%s", types.Quote(n), sk, hint)
 		}
 		var w *types.WireSchema
-		if cd.Format != types.SYSLOG {
+		if cd.Format != types.SYSLOG && cd.Jaq == nil {
 			if w = st.wires[wk]; w == nil {
 				return errAt(pos, "codec %s uses %s, which does not exist: drop or recreate the codec too%s", types.Quote(n), wk, hint)
 			}
@@ -543,7 +623,7 @@ func (c *Catalog) Plan(name string) (*bind.Plan, error) {
 		return nil, fmt.Errorf("codec %s: schema %s does not exist", types.Quote(name), types.Quote(cd.Schema))
 	}
 	var w *types.WireSchema
-	if cd.Format != types.SYSLOG {
+	if cd.Format != types.SYSLOG && cd.Jaq == nil {
 		w = c.st.wires[Key{Kind: ddl.KindWire, Format: cd.Format, Name: cd.Wire}]
 	}
 	return bind.Compile(cd, s, w)

@@ -16,13 +16,16 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"herald/codec"
 	"herald/codec/catalog"
 	"herald/codec/ddl"
+	"herald/codec/resource"
 	"herald/codec/types"
 	"herald/codec/values"
 	wjson "herald/codec/wire/json"
+	"herald/codec/workers"
 )
 
 // Usage is the text `herald codec --help` prints.
@@ -31,23 +34,25 @@ const Usage = `Usage: herald codec COMMAND [FLAGS] [ARGS]
 Try codec definitions and payloads from the command line.
 
 Commands:
-  check [--verdicts] DEFS
+  check [--verdicts] [--resource R]... DEFS
         Parse and validate a definitions file (statements separated by ';')
         and print SHOW CREATE of every entity; with --verdicts, then the
         compatibility verdict of every ALTER, per wire format, with each
         breaking step. On error print DEFS:LINE:COL: message and exit 1.
-  decode --defs DEFS --codec NAME [--reveal] [FILE]
+  decode --defs DEFS --codec NAME [--reveal] [--resource R]... [FILE]
         Decode one payload (FILE or standard input) and print each row as
-        one JSON object per line: fields in internal schema order, integers
+        one JSON object per line (a JAQ-native or protobuf payload may
+        unfold into several rows): fields in internal schema order, integers
         exact, floats shortest with "NaN", "Infinity", "-Infinity", bytes as
         padded base64, datetimes as RFC 3339 UTC, optional nulls as null,
         SENSITIVE values as "***" unless --reveal. On a decode error print
         error[CODE]: message and exit 1.
-  encode --defs DEFS --codec NAME [--batch] [FILE]
+  encode --defs DEFS --codec NAME [--batch] [--resource R]... [FILE]
         Read rows in that same form (one JSON object per line, FILE or
         standard input) and write the payload bytes to standard output: one
-        payload per row (JSON and SYSLOG payloads end with a newline), or
-        with --batch the format's batch container.
+        payload per row (text payloads, JSON, YAML, TOML, XML and SYSLOG,
+        end with a newline), or with --batch the format's batch container
+        (or ON EMITTING BATCH's output).
   fingerprint --defs DEFS NAME
         Print the fingerprints of every entity named NAME: the first 64 bits
         of SHA-256 of its canonical definition and its 32-bit FNV-1a id.
@@ -55,6 +60,10 @@ Commands:
         Compare two definitions files entity by entity and print the
         compatibility verdict of every changed schema per wire format.
         Exit 1 when a change breaks compatibility.
+
+--resource NAME=DIR or NAME@VERSION=DIR (repeatable) loads the files under
+DIR as version 1 (or VERSION) of resource NAME, for protobuf codecs
+(CREATE CODEC … FROM PROTOBUF USING RESOURCE NAME VERSION n|LATEST …).
 
 Exit status: 0 on success, 1 on an error in the input, 2 on a usage error.
 `
@@ -89,11 +98,43 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 type runner struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	res            *resource.Set
 }
 
 type flags struct {
 	defs, codec             string
 	reveal, batch, verdicts bool
+	resources               resourceFlag
+}
+
+// resourceFlag collects --resource NAME[@N]=DIR values.
+type resourceFlag []string
+
+func (r *resourceFlag) String() string { return strings.Join(*r, ",") }
+
+func (r *resourceFlag) Set(v string) error {
+	if _, _, _, err := resource.ParseSpec(v); err != nil {
+		return err
+	}
+	*r = append(*r, v)
+	return nil
+}
+
+// loadResources reads the --resource directories into the runner's set.
+func (r *runner) loadResources(f *flags) bool {
+	r.res = resource.NewSet()
+	for _, spec := range f.resources {
+		name, version, dir, _ := resource.ParseSpec(spec)
+		files, err := resource.LoadDir(dir)
+		if err == nil {
+			err = r.res.Add(name, version, files)
+		}
+		if err != nil {
+			fmt.Fprintf(r.stderr, "herald codec: --resource %s: %v\n", spec, err)
+			return false
+		}
+	}
+	return true
 }
 
 // parse reads flags anywhere among the positional arguments.
@@ -102,6 +143,7 @@ func (r *runner) parse(cmd string, args []string, want func(*flag.FlagSet, *flag
 	fs.SetOutput(r.stderr)
 	f := &flags{}
 	want(fs, f)
+	fs.Var(&f.resources, "resource", "NAME=DIR or NAME@VERSION=DIR: a resource for protobuf codecs (repeatable)")
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -111,7 +153,7 @@ func (r *runner) parse(cmd string, args []string, want func(*flag.FlagSet, *flag
 			return nil, nil, false
 		}
 		if fs.NArg() == 0 {
-			return f, pos, true
+			return f, pos, r.loadResources(f)
 		}
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
@@ -135,7 +177,7 @@ func (r *runner) loadResults(path string) (*catalog.Catalog, []catalog.Result, b
 		fmt.Fprintf(r.stderr, "herald codec: reading definitions: %v\n", err)
 		return nil, nil, false
 	}
-	cat := catalog.New()
+	cat := catalog.NewWithResources(r.res)
 	results, err := cat.Exec(string(src))
 	if err != nil {
 		var de *ddl.Error
@@ -197,7 +239,7 @@ func (r *runner) compile(cmd string, f *flags) (*codec.Codec, int) {
 	if !ok {
 		return nil, 1
 	}
-	c, err := codec.Compile(cat, f.codec, codec.Options{})
+	c, err := codec.Compile(cat, f.codec, codec.Options{Workers: workers.New(workers.Config{Workers: 1, Timeout: 10 * time.Second})})
 	if err != nil {
 		fmt.Fprintf(r.stderr, "herald codec: %v\n", err)
 		return nil, 1
@@ -245,6 +287,9 @@ func (r *runner) decode(args []string) int {
 	c, st := r.compile("decode", f)
 	if c == nil {
 		return st
+	}
+	if c.DecodeErr != nil {
+		return r.codeErr("", c.DecodeErr)
 	}
 	payload, ok := r.input(pos)
 	if !ok {
@@ -314,7 +359,7 @@ func (r *runner) encode(args []string) int {
 		return r.codeErr("", err)
 	}
 	defer rec.Release()
-	text := c.Format == types.JSON || c.Format == types.SYSLOG
+	text := c.Format != types.CBOR && c.Format != types.AVRO && c.Format != types.PROTOBUF
 	var out []byte
 	idx := make([]int, rec.NumRows())
 	for i := range idx {
@@ -328,21 +373,32 @@ func (r *runner) encode(args []string) int {
 			}
 			idx = idx[n:]
 			if text {
-				out = append(out, '\n')
+				out = newline(out)
 			}
 		}
 	} else {
 		for _, i := range idx {
 			if out, err = c.Encoder.AppendRow(out, rec, i); err != nil {
+				if c.Plan.Codec.IsJaq() {
+					return r.codeErr("", err) // names its row itself
+				}
 				return r.codeErr(fmt.Sprintf("row %d: ", i+1), err)
 			}
 			if text {
-				out = append(out, '\n')
+				out = newline(out)
 			}
 		}
 	}
 	_, _ = r.stdout.Write(out)
 	return 0
+}
+
+// newline ends a text payload with one newline.
+func newline(b []byte) []byte {
+	if len(b) > 0 && b[len(b)-1] == '\n' {
+		return b
+	}
+	return append(b, '\n')
 }
 
 func (r *runner) fingerprint(args []string) int {

@@ -44,6 +44,27 @@ type CreateCodec struct {
 	Codec       *types.Codec
 	// EncodePos holds the position of each ENCODE rule's field name.
 	EncodePos []Pos
+	// FormatPos is the position of the format after FROM.
+	FormatPos Pos
+	// The positions of a protobuf codec's clauses: the resource name, the
+	// version, CONFIG and the two message names.
+	ResourcePos, VersionPos, ConfigPos, MessagePos, BatchMessagePos Pos
+
+	progs [3]token // program literals per direction; pos is the ON keyword
+}
+
+// ClausePos returns the position of the ON clause that declares direction
+// d (the zero Pos when absent).
+func (s *CreateCodec) ClausePos(d types.Direction) Pos { return s.progs[d].pos }
+
+// ProgramPos returns the statement position of byte offset off of the
+// program of direction d, so that an error the program's compiler reports
+// at an offset points into the statement text.
+func (s *CreateCodec) ProgramPos(d types.Direction, off int) Pos {
+	if s.progs[d].kind != tString {
+		return s.Pos
+	}
+	return s.progs[d].posAt(off)
 }
 
 // OpKind is the kind of one ALTER operation.

@@ -1,7 +1,9 @@
 // Package ddl owns the codec statement language: its lexer, the parser of
 // CREATE / ALTER / DROP / BEGIN / COMMIT / ROLLBACK / SHOW CREATE
-// statements into a syntax tree, and the positions and messages of syntax
-// errors.
+// statements into a syntax tree (JAQ-native and protobuf codecs with
+// their programs, quoted '…' or dollar-quoted $tag$ … $tag$, included),
+// and the positions and messages of syntax errors, down to positions
+// inside a program.
 //
 // It must not hold state or judge statements against existing entities:
 // whether a name exists, a codec binds or a transaction commits is the
@@ -46,6 +48,37 @@ type token struct {
 	kind tokKind
 	text string // word, unquoted name, number digits, string content, punct char
 	pos  Pos
+	// For a string literal: the raw text between the delimiters, where it
+	// starts, and whether quotes inside are doubled ('…'; not $tag$…$tag$).
+	raw     string
+	rawPos  Pos
+	doubled bool
+}
+
+// posAt returns the position of byte offset off of a string literal's
+// content (after undoubling quotes); offsets past the end give the
+// position just after the content.
+func (t token) posAt(off int) Pos {
+	p := t.rawPos
+	n := 0 // content bytes passed
+	for i := 0; i < len(t.raw) && n < off; {
+		if t.doubled && t.raw[i] == '\'' { // '' stands for one quote
+			i += 2
+			n++
+			p.Col += 2
+			continue
+		}
+		r, sz := utf8.DecodeRuneInString(t.raw[i:])
+		if r == '\n' {
+			p.Line++
+			p.Col = 1
+		} else {
+			p.Col++
+		}
+		i += sz
+		n += sz
+	}
+	return p
 }
 
 func (t token) describe() string {
@@ -106,7 +139,7 @@ func lex(src string) ([]token, error) {
 			for j < len(src) && isWordChar(src[j]) {
 				j++
 			}
-			toks = append(toks, token{tWord, src[i:j], start})
+			toks = append(toks, token{kind: tWord, text: src[i:j], pos: start})
 			adv(j - i)
 		case c >= '0' && c <= '9':
 			start := Pos{line, col}
@@ -117,7 +150,7 @@ func lex(src string) ([]token, error) {
 			if j < len(src) && isWordStart(src[j]) {
 				return nil, &Error{start, "expected a number or a name: a name cannot start with a digit (quote it with backticks)"}
 			}
-			toks = append(toks, token{tNumber, src[i:j], start})
+			toks = append(toks, token{kind: tNumber, text: src[i:j], pos: start})
 			adv(j - i)
 		case c == '`':
 			start := Pos{line, col}
@@ -145,8 +178,27 @@ func lex(src string) ([]token, error) {
 			if !utf8.ValidString(name) {
 				return nil, &Error{start, "a quoted name must be valid UTF-8"}
 			}
-			toks = append(toks, token{tQuoted, name, start})
+			toks = append(toks, token{kind: tQuoted, text: name, pos: start})
 			adv(j + 1 - i)
+		case c == '$':
+			start := Pos{line, col}
+			j := i + 1
+			for j < len(src) && isWordChar(src[j]) {
+				j++
+			}
+			if j >= len(src) || src[j] != '$' || (j > i+1 && !isWordStart(src[i+1])) {
+				return nil, &Error{start, "expected a dollar-quoted string: $tag$ … $tag$, the tag a name or empty"}
+			}
+			tag := src[i : j+1]
+			end := strings.Index(src[j+1:], tag)
+			if end < 0 {
+				return nil, &Error{start, "unterminated dollar-quoted string: expected the closing " + tag}
+			}
+			content := src[j+1 : j+1+end]
+			adv(len(tag))
+			cpos := Pos{line, col}
+			toks = append(toks, token{kind: tString, text: content, pos: start, raw: content, rawPos: cpos})
+			adv(end + len(tag))
 		case c == '\'':
 			start := Pos{line, col}
 			var b strings.Builder
@@ -166,17 +218,17 @@ func lex(src string) ([]token, error) {
 				b.WriteByte(src[j])
 				j++
 			}
-			toks = append(toks, token{tString, b.String(), start})
+			toks = append(toks, token{kind: tString, text: b.String(), pos: start, raw: src[i+1 : j], rawPos: Pos{start.Line, start.Col + 1}, doubled: true})
 			adv(j + 1 - i)
-		case strings.IndexByte("(),;<>{}=.", c) >= 0:
-			toks = append(toks, token{tPunct, string(c), Pos{line, col}})
+		case strings.IndexByte("(),;<>{}=.[]", c) >= 0:
+			toks = append(toks, token{kind: tPunct, text: string(c), pos: Pos{line, col}})
 			adv(1)
 		default:
 			r, _ := utf8.DecodeRuneInString(src[i:])
 			return nil, &Error{Pos{line, col}, fmt.Sprintf("unexpected character %q: expected a keyword, a name, a number or punctuation", r)}
 		}
 	}
-	toks = append(toks, token{tEOF, "", Pos{line, col}})
+	toks = append(toks, token{kind: tEOF, pos: Pos{line, col}})
 	return toks, nil
 }
 

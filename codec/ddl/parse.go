@@ -391,8 +391,6 @@ func (p *parser) wireField(f types.Format) (types.WireField, error) {
 	return wf, nil
 }
 
-var jaqFormats = map[string]bool{"JSON": true, "YAML": true, "TOML": true, "XML": true, "CBOR": true, "PROTOBUF": true}
-
 func (p *parser) createCodec(start token, ine bool) (Stmt, error) {
 	name, _, err := p.name("a codec name")
 	if err != nil {
@@ -402,9 +400,14 @@ func (p *parser) createCodec(start token, ine bool) (Stmt, error) {
 		return nil, err
 	}
 	c := &types.Codec{Name: name}
+	out := &CreateCodec{Pos: start.pos, IfNotExists: ine, Codec: c}
 	t := p.next()
+	out.FormatPos = t.pos
 	switch {
 	case t.is("WIRE"):
+		if nt := p.peek(); nt.kind == tWord && types.ParseFormat(nt.text) == types.FormatNone && types.ParseNativeFormat(nt.text) != types.FormatNone {
+			return nil, p.errf(nt, "there is no WIRE %s SCHEMA: a %s codec is JAQ-native, written FROM %s TO SCHEMA … WITH JAQ TRANSFORMATIONS …", upper(nt.text), upper(nt.text), upper(nt.text))
+		}
 		if c.Format, err = p.wireFormat(); err != nil {
 			return nil, err
 		}
@@ -416,10 +419,16 @@ func (p *parser) createCodec(start token, ine bool) (Stmt, error) {
 		}
 	case t.is("SYSLOG"):
 		c.Format = types.SYSLOG
-	case t.kind == tWord && jaqFormats[upper(t.text)]:
-		return nil, p.errf(t, "JAQ-native and protobuf codecs (FROM %s) are not supported yet: expected FROM WIRE JSON|CBOR|AVRO SCHEMA … or FROM SYSLOG", upper(t.text))
+	case t.is("PROTOBUF"):
+		c.Format = types.PROTOBUF
+		if err := p.protoSource(out); err != nil {
+			return nil, err
+		}
+	case t.kind == tWord && types.ParseNativeFormat(t.text) != types.FormatNone:
+		c.Format = types.ParseNativeFormat(t.text)
+		c.Jaq = &types.Jaq{}
 	default:
-		return nil, p.errf(t, "expected WIRE or SYSLOG after FROM, found %s", t.describe())
+		return nil, p.errf(t, "expected WIRE, SYSLOG, JSON, YAML, TOML, XML, CBOR or PROTOBUF after FROM, found %s", t.describe())
 	}
 	if _, err := p.expect("TO"); err != nil {
 		return nil, err
@@ -430,7 +439,12 @@ func (p *parser) createCodec(start token, ine bool) (Stmt, error) {
 	if c.Schema, _, err = p.name("a schema name"); err != nil {
 		return nil, err
 	}
-	out := &CreateCodec{Pos: start.pos, IfNotExists: ine, Codec: c}
+	if c.Jaq != nil {
+		if err := p.jaqClause(out); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
 	for p.peek().is("ENCODE") {
 		et := p.next()
 		if c.Format == types.SYSLOG {
@@ -466,6 +480,236 @@ func (p *parser) createCodec(start token, ine bool) (Stmt, error) {
 		return nil, p.errf(t, "a codec using a declared wire schema takes no JAQ transformations: expected ENCODE or ';'")
 	}
 	return out, nil
+}
+
+// protoSource reads USING RESOURCE name VERSION n|LATEST CONFIG {…}
+// MESSAGE '…' [BATCH MESSAGE '…'] after FROM PROTOBUF.
+func (p *parser) protoSource(out *CreateCodec) error {
+	c := out.Codec
+	c.Jaq = &types.Jaq{}
+	pr := &types.Proto{}
+	c.Proto = pr
+	if t := p.peek(); !t.is("USING") {
+		return p.errf(t, "a protobuf codec is written FROM PROTOBUF USING RESOURCE name VERSION n|LATEST CONFIG {…} MESSAGE '…': expected USING, found %s", t.describe())
+	}
+	p.next()
+	if _, err := p.expect("RESOURCE"); err != nil {
+		return err
+	}
+	var err error
+	var rt token
+	if pr.Resource, rt, err = p.name("a resource name"); err != nil {
+		return err
+	}
+	out.ResourcePos = rt.pos
+	if t := p.peek(); !t.is("VERSION") {
+		return p.errf(t, "USING RESOURCE requires VERSION <n> or VERSION LATEST, found %s", t.describe())
+	}
+	p.next()
+	vt := p.next()
+	out.VersionPos = vt.pos
+	switch {
+	case vt.is("LATEST"):
+		pr.Version = 0
+	case vt.kind == tNumber:
+		v, err := strconv.ParseUint(vt.text, 10, 31)
+		if err != nil || v < 1 {
+			return p.errf(vt, "expected a resource version from 1 to 2147483647 or LATEST, found %s", vt.text)
+		}
+		pr.Version = int(v)
+	default:
+		return p.errf(vt, "expected a resource version (a number) or LATEST, found %s", vt.describe())
+	}
+	if t := p.peek(); !t.is("CONFIG") {
+		return p.errf(t, "expected CONFIG {'file' = …, 'include' = …} after the resource version, found %s", t.describe())
+	}
+	ct := p.next()
+	out.ConfigPos = ct.pos
+	if err := p.config(pr); err != nil {
+		return err
+	}
+	if t := p.peek(); !t.is("MESSAGE") {
+		return p.errf(t, "expected MESSAGE '<full message name>' after CONFIG, found %s", t.describe())
+	}
+	p.next()
+	mt, err := p.stringLit("the full name of a message, e.g. 'pkg.Message'")
+	if err != nil {
+		return err
+	}
+	if mt.text == "" {
+		return p.errf(mt, "a message name cannot be empty")
+	}
+	pr.Message, out.MessagePos = mt.text, mt.pos
+	if p.peek().is("BATCH") {
+		p.next()
+		if _, err := p.expect("MESSAGE"); err != nil {
+			return err
+		}
+		bt, err := p.stringLit("the full name of the batch message")
+		if err != nil {
+			return err
+		}
+		if bt.text == "" {
+			return p.errf(bt, "a message name cannot be empty")
+		}
+		pr.BatchMessage, out.BatchMessagePos = bt.text, bt.pos
+	}
+	return nil
+}
+
+var configKeys = map[string]bool{"file": false, "files": true, "include": false, "includes": true}
+
+// config reads CONFIG { 'key' = 'value' | ['v', …], … }.
+func (p *parser) config(pr *types.Proto) error {
+	if err := p.expectPunct("{"); err != nil {
+		return err
+	}
+	if p.acceptPunct("}") {
+		return nil
+	}
+	seen := map[string]Pos{}
+	for {
+		kt := p.next()
+		if kt.kind != tString && kt.kind != tWord {
+			return p.errf(kt, "expected a CONFIG key ('file', 'files', 'include' or 'includes'), found %s", kt.describe())
+		}
+		plural, ok := configKeys[kt.text]
+		if !ok {
+			return p.errf(kt, "unknown CONFIG key %s: expected 'file', 'files', 'include' or 'includes'", types.QuoteString(kt.text))
+		}
+		if prev, dup := seen[kt.text]; dup {
+			return p.errf(kt, "CONFIG key %s is given twice (first at %s)", types.QuoteString(kt.text), prev)
+		}
+		seen[kt.text] = kt.pos
+		if err := p.expectPunct("="); err != nil {
+			return err
+		}
+		e := types.ConfigEntry{Key: kt.text}
+		if t := p.peek(); t.kind == tPunct && t.text == "[" {
+			if !plural {
+				return p.errf(t, "CONFIG key %s takes one path: use %s = […] for several", types.QuoteString(kt.text), types.QuoteString(kt.text+"s"))
+			}
+			p.next()
+			e.List = true
+			for {
+				vt, err := p.stringLit("a path relative to the resource root")
+				if err != nil {
+					return err
+				}
+				if vt.text == "" {
+					return p.errf(vt, "a path cannot be empty")
+				}
+				e.Values = append(e.Values, vt.text)
+				if p.acceptPunct(",") {
+					continue
+				}
+				if err := p.expectPunct("]"); err != nil {
+					return err
+				}
+				break
+			}
+		} else {
+			vt, err := p.stringLit("a path relative to the resource root")
+			if err != nil {
+				return err
+			}
+			if vt.text == "" {
+				return p.errf(vt, "a path cannot be empty")
+			}
+			e.Values = []string{vt.text}
+		}
+		pr.Config = append(pr.Config, e)
+		if p.acceptPunct(",") {
+			continue
+		}
+		t := p.next()
+		if t.kind != tPunct || t.text != "}" {
+			return p.errf(t, "expected ',' or '}' in CONFIG, found %s", t.describe())
+		}
+		return nil
+	}
+}
+
+func (p *parser) stringLit(what string) (token, error) {
+	t := p.next()
+	if t.kind != tString {
+		return t, p.errf(t, "expected %s as a string literal, found %s", what, t.describe())
+	}
+	return t, nil
+}
+
+// jaqClause reads WITH JAQ TRANSFORMATIONS [ON INGESTION p] [ON EMITTING
+// p [ON EMITTING BATCH p]].
+func (p *parser) jaqClause(out *CreateCodec) error {
+	c := out.Codec
+	what := "a JAQ-native codec (FROM " + c.Format.String() + ")"
+	if c.Proto != nil {
+		what = "a protobuf codec"
+	}
+	t := p.peek()
+	if t.is("ENCODE") {
+		return p.errf(t, "%s takes no field encoding rules (its programs decide the shape): expected WITH JAQ TRANSFORMATIONS", what)
+	}
+	if !t.is("WITH") {
+		return p.errf(t, "%s must declare WITH JAQ TRANSFORMATIONS ON INGESTION '…' and/or ON EMITTING '…', found %s", what, t.describe())
+	}
+	p.next()
+	if _, err := p.expect("JAQ"); err != nil {
+		return err
+	}
+	if _, err := p.expect("TRANSFORMATIONS"); err != nil {
+		return err
+	}
+	var seen [3]bool
+	for p.peek().is("ON") {
+		on := p.next()
+		dt := p.next()
+		var d types.Direction
+		switch {
+		case dt.is("INGESTION"):
+			d = types.Ingestion
+		case dt.is("EMITTING"):
+			d = types.Emitting
+			if p.peek().is("BATCH") {
+				p.next()
+				d = types.EmittingBatch
+			}
+		default:
+			return p.errf(dt, "expected INGESTION, EMITTING or EMITTING BATCH after ON, found %s", dt.describe())
+		}
+		if seen[d] {
+			return p.errf(on, "%s is given twice (first at %s)", d, out.progs[d].pos)
+		}
+		switch d {
+		case types.Ingestion:
+			if seen[types.Emitting] || seen[types.EmittingBatch] {
+				return p.errf(on, "ON INGESTION must come before ON EMITTING (at %s)", out.progs[types.Emitting].pos)
+			}
+		case types.Emitting:
+			if seen[types.EmittingBatch] {
+				return p.errf(on, "ON EMITTING must come before ON EMITTING BATCH (at %s)", out.progs[types.EmittingBatch].pos)
+			}
+		case types.EmittingBatch:
+			if !seen[types.Emitting] {
+				return p.errf(on, "ON EMITTING BATCH is written only after ON EMITTING: its input is the array of ON EMITTING's outputs")
+			}
+		}
+		pt := p.next()
+		if pt.kind != tString {
+			return p.errf(pt, "expected a JAQ program after %s: a string literal '…' or $jaq$ … $jaq$, found %s", d, pt.describe())
+		}
+		seen[d] = true
+		out.progs[d] = pt
+		out.progs[d].pos = on.pos
+		c.Jaq.Programs[d] = types.Program{Set: true, Text: pt.text}
+	}
+	if !seen[types.Ingestion] && !seen[types.Emitting] {
+		return p.errf(p.peek(), "WITH JAQ TRANSFORMATIONS requires ON INGESTION '…', ON EMITTING '…', or both in that order, found %s", p.peek().describe())
+	}
+	if t := p.peek(); t.is("ENCODE") {
+		return p.errf(t, "%s takes no field encoding rules (its programs decide the shape): expected ';'", what)
+	}
+	return nil
 }
 
 func upper(s string) string {

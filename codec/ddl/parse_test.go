@@ -2,6 +2,8 @@ package ddl
 
 import (
 	"testing"
+
+	"herald/codec/types"
 )
 
 func TestParseErrors(t *testing.T) {
@@ -21,7 +23,28 @@ func TestParseErrors(t *testing.T) {
 		{"CREATE WIRE JSON SCHEMA w (a LONG)", `1:30: expected a JSON wire type (integer, number, string, boolean, bytes, array, U8, U16, U32, U64, I8, I16, I32, I64, F32, F64, DATETIME), found "LONG"`},
 		{"CREATE WIRE AVRO SCHEMA w (a integer)", `1:30: expected an AVRO wire type (BOOLEAN, INT, LONG, FLOAT, DOUBLE, STRING, BYTES, ARRAY), found "integer"`},
 		{"CREATE WIRE JSON SCHEMA w (a string SENSITIVE)", "1:37: SENSITIVE belongs to internal schema fields, not wire schema fields"},
-		{"CREATE CODEC c FROM JSON TO SCHEMA s WITH JAQ TRANSFORMATIONS ON INGESTION '.'", "1:21: JAQ-native and protobuf codecs (FROM JSON) are not supported yet: expected FROM WIRE JSON|CBOR|AVRO SCHEMA … or FROM SYSLOG"},
+		{"CREATE CODEC c FROM JSON TO SCHEMA s", "1:37: a JAQ-native codec (FROM JSON) must declare WITH JAQ TRANSFORMATIONS ON INGESTION '…' and/or ON EMITTING '…', found end of input"},
+		{"CREATE CODEC c FROM JSON TO SCHEMA s WITH JAQ TRANSFORMATIONS", "1:62: WITH JAQ TRANSFORMATIONS requires ON INGESTION '…', ON EMITTING '…', or both in that order, found end of input"},
+		{"CREATE CODEC c FROM JSON TO SCHEMA s WITH JAQ TRANSFORMATIONS ON EMITTING '.' ON INGESTION '.'", "1:79: ON INGESTION must come before ON EMITTING (at 1:63)"},
+		{"CREATE CODEC c FROM JSON TO SCHEMA s WITH JAQ TRANSFORMATIONS ON EMITTING BATCH '.'", "1:63: ON EMITTING BATCH is written only after ON EMITTING: its input is the array of ON EMITTING's outputs"},
+		{"CREATE CODEC c FROM JSON TO SCHEMA s WITH JAQ TRANSFORMATIONS ON INGESTION '.' ON EMITTING BATCH '.' ON EMITTING '.'", "1:80: ON EMITTING BATCH is written only after ON EMITTING: its input is the array of ON EMITTING's outputs"},
+		{"CREATE CODEC c FROM JSON TO SCHEMA s WITH JAQ TRANSFORMATIONS ON INGESTION '.' ON INGESTION '.'", "1:80: ON INGESTION is given twice (first at 1:63)"},
+		{"CREATE CODEC c FROM JSON TO SCHEMA s WITH JAQ TRANSFORMATIONS ON INGESTION .", "1:76: expected a JAQ program after ON INGESTION: a string literal '…' or $jaq$ … $jaq$, found '.'"},
+		{"CREATE CODEC c FROM JSON TO SCHEMA s ENCODE x AS RFC3339", "1:38: a JAQ-native codec (FROM JSON) takes no field encoding rules (its programs decide the shape): expected WITH JAQ TRANSFORMATIONS"},
+		{"CREATE CODEC c FROM JSON TO SCHEMA s WITH JAQ TRANSFORMATIONS ON EMITTING '.' ENCODE x AS RFC3339", "1:79: a JAQ-native codec (FROM JSON) takes no field encoding rules (its programs decide the shape): expected ';'"},
+		{"CREATE CODEC c FROM WIRE YAML SCHEMA w TO SCHEMA s", "1:26: there is no WIRE YAML SCHEMA: a YAML codec is JAQ-native, written FROM YAML TO SCHEMA … WITH JAQ TRANSFORMATIONS …"},
+		{"CREATE CODEC c FROM PROTOBUF TO SCHEMA s", "1:30: a protobuf codec is written FROM PROTOBUF USING RESOURCE name VERSION n|LATEST CONFIG {…} MESSAGE '…': expected USING, found \"TO\""},
+		{"CREATE CODEC c FROM PROTOBUF USING RESOURCE r CONFIG {} MESSAGE 'm' TO SCHEMA s WITH JAQ TRANSFORMATIONS ON INGESTION '.'", "1:47: USING RESOURCE requires VERSION <n> or VERSION LATEST, found \"CONFIG\""},
+		{"CREATE CODEC c FROM PROTOBUF USING RESOURCE r VERSION 0 CONFIG {} MESSAGE 'm' TO SCHEMA s WITH JAQ TRANSFORMATIONS ON INGESTION '.'", "1:55: expected a resource version from 1 to 2147483647 or LATEST, found 0"},
+		{"CREATE CODEC c FROM PROTOBUF USING RESOURCE r VERSION 1 MESSAGE 'm' TO SCHEMA s WITH JAQ TRANSFORMATIONS ON INGESTION '.'", "1:57: expected CONFIG {'file' = …, 'include' = …} after the resource version, found \"MESSAGE\""},
+		{"CREATE CODEC c FROM PROTOBUF USING RESOURCE r VERSION 1 CONFIG {'file' = ['a', 'b']} MESSAGE 'm' TO SCHEMA s WITH JAQ TRANSFORMATIONS ON INGESTION '.'", "1:74: CONFIG key 'file' takes one path: use 'files' = […] for several"},
+		{"CREATE CODEC c FROM PROTOBUF USING RESOURCE r VERSION 1 CONFIG {'files' = 'a', 'files' = 'b'} MESSAGE 'm' TO SCHEMA s WITH JAQ TRANSFORMATIONS ON INGESTION '.'", "1:80: CONFIG key 'files' is given twice (first at 1:65)"},
+		{"CREATE CODEC c FROM PROTOBUF USING RESOURCE r VERSION 1 CONFIG {'path' = 'a'} MESSAGE 'm' TO SCHEMA s WITH JAQ TRANSFORMATIONS ON INGESTION '.'", "1:65: unknown CONFIG key 'path': expected 'file', 'files', 'include' or 'includes'"},
+		{"CREATE CODEC c FROM PROTOBUF USING RESOURCE r VERSION LATEST CONFIG {} MESSAGE m TO SCHEMA s WITH JAQ TRANSFORMATIONS ON INGESTION '.'", "1:80: expected the full name of a message, e.g. 'pkg.Message' as a string literal, found \"m\""},
+		{"CREATE CODEC c FROM PROTOBUF USING RESOURCE r VERSION LATEST CONFIG {} MESSAGE 'm' TO SCHEMA s", "1:95: a protobuf codec must declare WITH JAQ TRANSFORMATIONS ON INGESTION '…' and/or ON EMITTING '…', found end of input"},
+		{"CREATE CODEC c FROM XLS TO SCHEMA s", "1:21: expected WIRE, SYSLOG, JSON, YAML, TOML, XML, CBOR or PROTOBUF after FROM, found \"XLS\""},
+		{"CREATE CODEC c FROM JSON TO SCHEMA s WITH JAQ TRANSFORMATIONS ON INGESTION $x$ . $y$", "1:76: unterminated dollar-quoted string: expected the closing $x$"},
+		{"CREATE CODEC c FROM JSON TO SCHEMA s WITH JAQ TRANSFORMATIONS ON INGESTION $ $", "1:76: expected a dollar-quoted string: $tag$ … $tag$, the tag a name or empty"},
 		{"CREATE CODEC c FROM SYSLOG TO SCHEMA s ENCODE t AS RFC3339", "1:40: a SYSLOG codec takes no field encoding rules: expected ';'"},
 		{"CREATE CODEC c FROM WIRE JSON SCHEMA w TO SCHEMA s ENCODE t AS RFC3339, t AS RFC3339", "1:73: field t already has an ENCODE rule (at 1:59)"},
 		{"CREATE CODEC c FROM WIRE JSON SCHEMA w TO SCHEMA s ENCODE t AS ISO8601", `1:64: expected RFC3339, found "ISO8601"`},
@@ -94,6 +117,10 @@ func FuzzParse(f *testing.F) {
 		"BEGIN; ALTER WIRE JSON SCHEMA w ALTER FIELD user_id SET TYPE number; ALTER SCHEMA s ALTER FIELD user_id SET TYPE F64; DROP CODEC c; COMMIT;",
 		"ALTER WIRE JSON SCHEMA notification_wire MODE LOOSE; SHOW CREATE WIRE JSON SCHEMA w; DROP IF EXISTS CODEC `x``y`",
 		"/* c */ -- d\n'str'",
+		"CREATE CODEC c FROM JSON TO SCHEMA s WITH JAQ TRANSFORMATIONS ON INGESTION $a$'x'$jaq$a$",
+		"CREATE CODEC c FROM JSON TO SCHEMA s WITH JAQ TRANSFORMATIONS ON INGESTION $jaq$.lines[] | select(.quantity > 0)$jaq$ ON EMITTING '{id: .user_id}' ON EMITTING BATCH '{count: length, records: .}'",
+		"CREATE CODEC p FROM PROTOBUF USING RESOURCE r VERSION 1 CONFIG {'file' = 'n.proto', 'include' = '.'} MESSAGE 'nervix.test.Notification' BATCH MESSAGE 'nervix.test.NotificationBatch' TO SCHEMA s WITH JAQ TRANSFORMATIONS ON EMITTING '{user_id: .user_id}'",
+		"CREATE CODEC x FROM XML TO SCHEMA s WITH JAQ TRANSFORMATIONS ON INGESTION '{user_id: (.c[] | select(.t == \"user_id\").c[0] | tonumber)}'",
 	} {
 		f.Add(s)
 	}
@@ -105,6 +132,23 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		_ = stmts
+		for _, st := range stmts {
+			if cc, ok := st.(*CreateCodec); ok && cc.Codec.Jaq != nil {
+				// the canonical text parses back to the same definition
+				text := types.CreateCodec(cc.Codec)
+				again, err := Parse(text)
+				if err != nil {
+					t.Fatalf("SHOW CREATE text does not parse: %v\n%s", err, text)
+				}
+				if got := types.CreateCodec(again[0].(*CreateCodec).Codec); got != text {
+					t.Fatalf("canonical text changed:\n%s\n%s", text, got)
+				}
+				for d, p := range cc.Codec.Jaq.Programs {
+					if p.Set {
+						_ = cc.ProgramPos(types.Direction(d), len(p.Text)+1)
+					}
+				}
+			}
+		}
 	})
 }

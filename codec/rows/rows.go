@@ -212,6 +212,28 @@ func (b *Builder) abandon() {
 	b.n++
 }
 
+// Mark returns the position the next row will take, for Rollback.
+func (b *Builder) Mark() int { return b.n }
+
+// Rollback masks every row begun at or after mark (an open row is
+// abandoned first), so a payload that unfolds into several rows and fails
+// part-way leaves none of them in the finished batch.
+func (b *Builder) Rollback(mark int) {
+	if b.open {
+		b.Abandon()
+	}
+	var keep []int
+	for _, d := range b.dropped {
+		if d < mark {
+			keep = append(keep, d)
+		}
+	}
+	b.dropped = keep
+	for r := mark; r < b.n; r++ {
+		b.dropped = append(b.dropped, r)
+	}
+}
+
 // NewRecordBatch finishes the batch: the rows kept so far, in order, and
 // resets the builder for the next batch. The caller releases the result.
 func (b *Builder) NewRecordBatch() (arrow.RecordBatch, error) {

@@ -127,3 +127,32 @@ func TestCommitChecksColumns(t *testing.T) {
 	}
 	_ = array.NewBuilder
 }
+
+// TestRollback: a payload that unfolds into several rows and fails
+// part-way leaves none of them, and rows before the mark stay.
+func TestRollback(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	b := NewBuilder(mem, schema())
+	defer b.Release()
+	appendRow(b, 1, -1)
+	appendRow(b, 2, 3) // abandoned before the mark
+	mark := b.Mark()
+	appendRow(b, 3, -1)
+	appendRow(b, 4, -1)
+	b.BeginRow()
+	b.Col(0).U8.Append(5) // open row: rolled back too
+	b.Rollback(mark)
+	appendRow(b, 6, -1)
+	if b.Len() != 2 {
+		t.Fatalf("Len = %d", b.Len())
+	}
+	rec, err := b.NewRecordBatch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	if rec.NumRows() != 2 || rec.Column(0).ValueStr(0) != "1" || rec.Column(0).ValueStr(1) != "6" {
+		t.Errorf("rows:\n%s", render(rec))
+	}
+}

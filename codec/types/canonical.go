@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 )
@@ -71,6 +72,10 @@ func CreateCodec(c *Codec) string {
 	var b strings.Builder
 	b.WriteString("CREATE CODEC ")
 	b.WriteString(Quote(c.Name))
+	if c.Jaq != nil {
+		writeJaqCodec(&b, c)
+		return b.String()
+	}
 	if c.Format == SYSLOG {
 		b.WriteString("\n  FROM SYSLOG")
 	} else {
@@ -85,6 +90,82 @@ func CreateCodec(c *Codec) string {
 	}
 	b.WriteByte(';')
 	return b.String()
+}
+
+func writeJaqCodec(b *strings.Builder, c *Codec) {
+	b.WriteString("\n  FROM ")
+	b.WriteString(c.Format.String())
+	if p := c.Proto; p != nil {
+		b.WriteString("\n  USING RESOURCE ")
+		b.WriteString(Quote(p.Resource))
+		b.WriteString(" VERSION ")
+		if p.Version == 0 {
+			b.WriteString("LATEST")
+		} else {
+			b.WriteString(strconv.Itoa(p.Version))
+		}
+		b.WriteString("\n  CONFIG {")
+		for i, e := range p.Config {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(QuoteString(e.Key))
+			b.WriteString(" = ")
+			if e.List {
+				b.WriteByte('[')
+				for j, v := range e.Values {
+					if j > 0 {
+						b.WriteString(", ")
+					}
+					b.WriteString(QuoteString(v))
+				}
+				b.WriteByte(']')
+			} else if len(e.Values) > 0 {
+				b.WriteString(QuoteString(e.Values[0]))
+			}
+		}
+		b.WriteString("}\n  MESSAGE ")
+		b.WriteString(QuoteString(p.Message))
+		if p.BatchMessage != "" {
+			b.WriteString("\n  BATCH MESSAGE ")
+			b.WriteString(QuoteString(p.BatchMessage))
+		}
+	}
+	b.WriteString("\n  TO SCHEMA ")
+	b.WriteString(Quote(c.Schema))
+	b.WriteString("\n  WITH JAQ TRANSFORMATIONS")
+	for d, prog := range c.Jaq.Programs {
+		if !prog.Set {
+			continue
+		}
+		b.WriteString("\n    ")
+		b.WriteString(Direction(d).String())
+		b.WriteByte(' ')
+		b.WriteString(QuoteProgram(prog.Text))
+	}
+	b.WriteByte(';')
+}
+
+// QuoteString renders s as a statement string literal: between single
+// quotes, a quote inside doubled.
+func QuoteString(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+// QuoteProgram renders a JAQ program as a statement literal: single-quoted
+// when it holds no quote, otherwise dollar-quoted ($jaq$ … $jaq$, with a
+// numbered tag when the program holds $jaq$ itself).
+func QuoteProgram(s string) string {
+	if !strings.Contains(s, "'") {
+		return QuoteString(s)
+	}
+	// the closing tag is the first occurrence after the opening one, also
+	// where the program's end and the tag overlap
+	tag := "$jaq$"
+	for i := 1; strings.Index(s+tag, tag) != len(s); i++ {
+		tag = "$jaq" + strconv.Itoa(i) + "$"
+	}
+	return tag + s + tag
 }
 
 // Fingerprint identifies the canonical text of an entity.

@@ -8,16 +8,24 @@ import (
 // Format is a wire format of a codec.
 type Format uint8
 
-// The wire formats of schemaful codecs.
+// The wire formats. JSON, CBOR and AVRO are the formats of declared wire
+// schemas; SYSLOG is the predefined wire schema; JSON, YAML, TOML, XML and
+// CBOR are also the formats of JAQ-native codecs, and PROTOBUF that of
+// protobuf codecs.
 const (
 	FormatNone Format = iota
 	JSON
 	CBOR
 	AVRO
 	SYSLOG
+	YAML
+	TOML
+	XML
+	PROTOBUF
 )
 
-var formatNames = [...]string{FormatNone: "NONE", JSON: "JSON", CBOR: "CBOR", AVRO: "AVRO", SYSLOG: "SYSLOG"}
+var formatNames = [...]string{FormatNone: "NONE", JSON: "JSON", CBOR: "CBOR", AVRO: "AVRO", SYSLOG: "SYSLOG",
+	YAML: "YAML", TOML: "TOML", XML: "XML", PROTOBUF: "PROTOBUF"}
 
 // String returns the keyword of the format.
 func (f Format) String() string {
@@ -38,6 +46,24 @@ func ParseFormat(word string) Format {
 		return CBOR
 	case "AVRO":
 		return AVRO
+	}
+	return FormatNone
+}
+
+// ParseNativeFormat returns the JAQ-native format named by word
+// (case-insensitive): JSON, YAML, TOML, XML or CBOR.
+func ParseNativeFormat(word string) Format {
+	switch strings.ToUpper(word) {
+	case "JSON":
+		return JSON
+	case "YAML":
+		return YAML
+	case "TOML":
+		return TOML
+	case "XML":
+		return XML
+	case "CBOR":
+		return CBOR
 	}
 	return FormatNone
 }
@@ -256,13 +282,17 @@ func IsAvroName(s string) bool {
 }
 
 // Codec is a codec definition: the source wire format and schema, the
-// target internal schema and the field encoding rules.
+// target internal schema and the field encoding rules, or the JAQ
+// transformations of a JAQ-native or protobuf codec.
 type Codec struct {
 	Name string
 	// Format is JSON, CBOR or AVRO for a declared wire schema, SYSLOG for
-	// the predefined syslog schema.
+	// the predefined syslog schema, JSON, YAML, TOML, XML or CBOR for a
+	// JAQ-native codec (Jaq set, Proto nil) and PROTOBUF for a protobuf
+	// codec (Jaq and Proto set).
 	Format Format
-	// Wire names the declared wire schema; empty for SYSLOG.
+	// Wire names the declared wire schema; empty for SYSLOG, JAQ-native
+	// and protobuf codecs.
 	Wire string
 	// Schema names the internal schema.
 	Schema string
@@ -270,11 +300,116 @@ type Codec struct {
 	// string holding RFC 3339 text (ENCODE f AS RFC3339), in declaration
 	// order.
 	RFC3339 []string
+	// Jaq holds the JAQ transformations of a JAQ-native or protobuf
+	// codec; nil for schemaful and SYSLOG codecs.
+	Jaq *Jaq
+	// Proto holds the protobuf source of a PROTOBUF codec.
+	Proto *Proto
 }
+
+// IsJaq reports whether c is a JAQ-backed codec (JAQ-native or protobuf).
+func (c *Codec) IsJaq() bool { return c.Jaq != nil }
 
 // Clone returns a deep copy of c.
 func (c *Codec) Clone() *Codec {
 	d := *c
 	d.RFC3339 = append([]string(nil), c.RFC3339...)
+	if c.Jaq != nil {
+		j := *c.Jaq
+		d.Jaq = &j
+	}
+	if c.Proto != nil {
+		p := *c.Proto
+		p.Config = make([]ConfigEntry, len(c.Proto.Config))
+		for i, e := range c.Proto.Config {
+			p.Config[i] = ConfigEntry{Key: e.Key, List: e.List, Values: append([]string(nil), e.Values...)}
+		}
+		d.Proto = &p
+	}
 	return &d
+}
+
+// Direction names one JAQ transformation of a codec.
+type Direction uint8
+
+// The JAQ transformations, in the order a statement writes them.
+const (
+	Ingestion Direction = iota
+	Emitting
+	EmittingBatch
+)
+
+// String returns the clause that declares the transformation, e.g.
+// "ON EMITTING BATCH".
+func (d Direction) String() string {
+	switch d {
+	case Ingestion:
+		return "ON INGESTION"
+	case Emitting:
+		return "ON EMITTING"
+	case EmittingBatch:
+		return "ON EMITTING BATCH"
+	}
+	return "ON ?"
+}
+
+// Program is one JAQ program as written; Set distinguishes an empty
+// program from an absent clause.
+type Program struct {
+	Set  bool
+	Text string
+}
+
+// Jaq holds the JAQ transformations of a codec, indexed by Direction.
+type Jaq struct {
+	Programs [3]Program
+}
+
+// Program returns the program of direction d.
+func (j *Jaq) Program(d Direction) Program { return j.Programs[d] }
+
+// ConfigEntry is one compile parameter of a protobuf codec's CONFIG:
+// 'file', 'files', 'include' or 'includes' and its value, a single string
+// or a list.
+type ConfigEntry struct {
+	Key    string
+	Values []string
+	// List is set when the value was written as a list [ … ].
+	List bool
+}
+
+// Proto is the protobuf source of a codec: a resource version, its compile
+// parameters and the message names.
+type Proto struct {
+	Resource string
+	// Version is the resource version; 0 means LATEST, resolved against
+	// the resources the catalog was given.
+	Version int
+	// Config holds the CONFIG entries as written.
+	Config []ConfigEntry
+	// Message is the full name of the message one payload holds.
+	Message string
+	// BatchMessage is the full name of the batch container message; empty
+	// when not declared.
+	BatchMessage string
+}
+
+// Files returns the source files CONFIG selects ('file' and 'files'), in
+// order; none means every .proto file of the resource.
+func (p *Proto) Files() []string { return p.values("file", "files") }
+
+// Includes returns the import roots CONFIG selects ('include' and
+// 'includes'), in order; none means the resource root.
+func (p *Proto) Includes() []string { return p.values("include", "includes") }
+
+func (p *Proto) values(keys ...string) []string {
+	var out []string
+	for _, e := range p.Config {
+		for _, k := range keys {
+			if e.Key == k {
+				out = append(out, e.Values...)
+			}
+		}
+	}
+	return out
 }

@@ -67,6 +67,29 @@ const (
 	CodeUnencodable Code = "UNENCODABLE"
 	// Syslog: a syslog frame that breaks RFC 5424/3164 or the contract.
 	CodeSyslog Code = "SYSLOG"
+	// NonFinite: a NaN or an infinity where a JSON number is needed (a
+	// program's output, or an element of the JSON view of a row).
+	CodeNonFinite Code = "NON_FINITE"
+	// Program: a JAQ program failed to evaluate.
+	CodeProgram Code = "PROGRAM_ERROR"
+	// Timeout: a JAQ program did not finish before its deadline.
+	CodeTimeout Code = "PROGRAM_TIMEOUT"
+	// TooManyMessages: a payload unfolded into more messages than the
+	// unfolding limit (65,536).
+	CodeTooManyMessages Code = "TOO_MANY_MESSAGES"
+	// NoOutput: ON EMITTING or ON EMITTING BATCH yielded no value.
+	CodeNoOutput Code = "NO_OUTPUT"
+	// SeveralOutputs: ON EMITTING or ON EMITTING BATCH yielded more than
+	// one value.
+	CodeSeveralOutputs Code = "SEVERAL_OUTPUTS"
+	// Busy: the extension workers could not take the payload now; it was
+	// not judged.
+	CodeBusy Code = "BUSY"
+	// NoProgram: the codec declares no transformation for this direction.
+	CodeNoProgram Code = "NO_TRANSFORMATION"
+	// Protobuf: a protobuf payload or output that is not a valid instance
+	// of its message.
+	CodeProtobuf Code = "PROTOBUF"
 )
 
 // Error is a decode or encode error. It never quotes payload values: Path

@@ -1,0 +1,140 @@
+package codec
+
+import (
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/dynamicpb"
+
+	"herald/codec/protobuf"
+	"herald/codec/resource"
+	"herald/codec/workers"
+)
+
+// B7: JAQ-backed codecs (issue 5). Each group measures herald next to its
+// reference in one run; ratios come from one `go test -bench` invocation.
+//
+//	go test ./codec -run '^$' -bench 'B7' -benchtime 20x -count 3
+//
+// JSONUnfold decodes the same 256 rows of the notification schema
+// (without the image) three ways: WIRE JSON, one object per payload (the
+// reference); JAQ JSON with ON INGESTION '.', one object per payload; and
+// JAQ JSON with ON INGESTION '.[]' unfolding one payload holding all 256
+// rows. The difference is the cost of jq (the JSON value model, the
+// program run and the typed decode of its outputs). ProtobufDecode decodes
+// a message into rows through a protobuf codec with ON INGESTION '.'
+// against proto.Unmarshal of the same bytes into a dynamicpb message (the
+// parse alone).
+
+func jaqBenchCodec(b *testing.B, format, progs string, res *resource.Set) *Codec {
+	c := jaqCodec(b, benchSmall+"CREATE CODEC c FROM "+format+" TO SCHEMA notification WITH JAQ TRANSFORMATIONS "+progs, res, workers.New(workers.Config{Workers: 1}))
+	return c
+}
+
+func BenchmarkB7JSONUnfold(b *testing.B) {
+	bc := newBenchCase(b, "noimage", false, 256)
+	one := jaqBenchCodec(b, "JSON", "ON INGESTION '.' ON EMITTING '.'", nil)
+	unfold := jaqBenchCodec(b, "JSON", "ON INGESTION '.[]' ON EMITTING '.'", nil)
+	idx := make([]int, bc.rows)
+	for i := range idx {
+		idx[i] = i
+	}
+	container, _, err := unfold.Batch.AppendBatch(nil, bc.batch, idx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var singles [][]byte
+	for i := range idx {
+		p, err := one.Encoder.AppendRow(nil, bc.batch, i)
+		if err != nil {
+			b.Fatal(err)
+		}
+		singles = append(singles, p)
+	}
+	b.Run("wire_json", func(b *testing.B) { bc.decodeInto(b, bc.jsonC, bc.json) })
+	b.Run("jaq_json_per_payload", func(b *testing.B) { bc.decodeInto(b, one, singles) })
+	b.Run("jaq_json_unfold", func(b *testing.B) { bc.decodeInto(b, unfold, [][]byte{container}) })
+	b.Run("encode/wire_json", func(b *testing.B) {
+		var buf []byte
+		for range b.N {
+			buf = buf[:0]
+			for i := range idx {
+				if buf, err = bc.jsonC.Encoder.AppendRow(buf, bc.batch, i); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		report(b, bc.rows)
+	})
+	b.Run("encode/jaq_json", func(b *testing.B) {
+		var buf []byte
+		for range b.N {
+			buf = buf[:0]
+			for i := range idx {
+				if buf, err = one.Encoder.AppendRow(buf, bc.batch, i); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		report(b, bc.rows)
+	})
+}
+
+const benchProto = `syntax = "proto3";
+package b;
+message Notification {
+  uint32 user_id = 1;
+  string created_at = 2;
+  string payload = 3;
+  repeated float cpu_last_64 = 4;
+  repeated Detection detections = 5;
+}
+message Detection { repeated float box = 1; }
+`
+
+func BenchmarkB7ProtobufDecode(b *testing.B) {
+	set := resource.NewSet()
+	if err := set.Add("b", 1, resource.Files{"b.proto": []byte(benchProto)}); err != nil {
+		b.Fatal(err)
+	}
+	c := jaqCodec(b, benchSmall+`CREATE CODEC c FROM PROTOBUF USING RESOURCE b VERSION 1 CONFIG {} MESSAGE 'b.Notification' TO SCHEMA notification
+	  WITH JAQ TRANSFORMATIONS
+	    ON INGESTION '.user_id //= 0 | .detections = ([.detections[]? | .box]) | if .detections == [] then del(.detections) end'
+	    ON EMITTING '. + {detections: [.detections[]? | {box: .}]}'`, set, workers.New(workers.Config{Workers: 1}))
+	bc := newBenchCase(b, "noimage", false, 256)
+	var payloads [][]byte
+	for i := 0; i < bc.rows; i++ {
+		p, err := c.Encoder.AppendRow(nil, bc.batch, i)
+		if err != nil {
+			b.Fatal(err)
+		}
+		payloads = append(payloads, p)
+	}
+	// the rows read back as they were written
+	bld := c.NewBuilder(memory.NewGoAllocator())
+	for _, p := range payloads[:3] {
+		if _, err := c.NewDecoder().Decode(p, bld); err != nil {
+			b.Fatal(err)
+		}
+	}
+	bld.Release()
+	b.Run("herald_rows", func(b *testing.B) { bc.decodeInto(b, c, payloads) })
+	ps, err := protobuf.Build(set, c.Plan.Codec.Proto, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	desc := ps.Message
+	b.Run("proto_unmarshal_dynamicpb", func(b *testing.B) {
+		b.SetBytes(size(payloads))
+		for range b.N {
+			for _, p := range payloads {
+				m := dynamicpb.NewMessage(desc)
+				if err := proto.Unmarshal(p, m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		report(b, bc.rows)
+	})
+}

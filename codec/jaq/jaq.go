@@ -1,0 +1,384 @@
+// Package jaq owns the runtime of JAQ-backed codecs (JAQ-native and
+// protobuf): decoding a payload as a stream (the format's values, ON
+// INGESTION on each in order, every object it yields one row, at most
+// MaxMessages rows, the payload decoded as a whole or rejected as a
+// whole), and emission (a row's JSON view through ON EMITTING, exactly
+// one value, written by the format's writer in member order; a batch's
+// members through ON EMITTING BATCH or the format's container). Every run
+// happens on the extension workers, under a deadline.
+//
+// It must not parse statements or payload syntax itself: formats come
+// from package native (or protobuf), programs from package jq, the row
+// conversions from package jview. Its diagnostics name the codec, the
+// cause and the zero-based input and output positions and never quote
+// payload values; the evaluator's own message is logged at trace level.
+package jaq
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"herald/codec/jq"
+	"herald/codec/jview"
+	"herald/codec/native"
+	"herald/codec/rows"
+	"herald/codec/types"
+	"herald/codec/values"
+	"herald/codec/workers"
+)
+
+// MaxMessages is the unfolding limit: the most messages one payload may
+// decode into.
+const MaxMessages = 65536
+
+// LevelTrace is the slog level of the evaluator's messages, which may
+// quote payload values.
+const LevelTrace = slog.Level(-8)
+
+// Format reads the values a payload holds and writes output values in
+// one codec format.
+type Format interface {
+	// Read calls yield with each value of the payload in order.
+	Read(payload []byte, yield func(v any) error) error
+	// Append writes ON EMITTING's output as one payload.
+	Append(dst []byte, v any, o native.KeyOrder) ([]byte, error)
+	// AppendBatchValue writes ON EMITTING BATCH's output as one payload.
+	AppendBatchValue(dst []byte, v any, o native.KeyOrder) ([]byte, error)
+	// AppendContainer writes the members in the format's batch container.
+	AppendContainer(dst []byte, members []any, o native.KeyOrder) ([]byte, error)
+}
+
+// Native adapts a native format: a batch program's output is written like
+// any single value.
+func Native(f native.Format) Format { return nativeFormat{f} }
+
+type nativeFormat struct{ native.Format }
+
+func (n nativeFormat) AppendBatchValue(dst []byte, v any, o native.KeyOrder) ([]byte, error) {
+	return n.Format.Append(dst, v, o)
+}
+
+// Error is a decode or encode failure of a JAQ-backed codec. Input and
+// Output are zero-based positions (-1 when they do not apply): the value
+// of the payload, and the program output within that value's outputs; Row
+// is the row being emitted (-1 on decode).
+type Error struct {
+	Codec  string
+	Dir    types.Direction
+	Input  int
+	Output int
+	Row    int
+	Err    *values.Error
+	cause  error
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("codec ")
+	b.WriteString(types.Quote(e.Codec))
+	b.WriteString(": ")
+	b.WriteString(e.Dir.String())
+	if e.Row >= 0 {
+		b.WriteString(", row " + strconv.Itoa(e.Row))
+	}
+	if e.Input >= 0 {
+		b.WriteString(", input value " + strconv.Itoa(e.Input))
+	}
+	if e.Output >= 0 {
+		b.WriteString(", output " + strconv.Itoa(e.Output))
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+// Unwrap returns the typed value error (for its code) and the underlying
+// cause (workers.ErrBusy, a *jq.RunError), when there is one.
+func (e *Error) Unwrap() []error {
+	if e.cause != nil {
+		return []error{e.Err, e.cause}
+	}
+	return []error{e.Err}
+}
+
+// Config describes a JAQ-backed codec.
+type Config struct {
+	Name   string
+	Format Format
+	Schema *types.Schema
+	// Programs holds the compiled transformations by direction; nil for
+	// an absent one.
+	Programs [3]*jq.Program
+	// Pool runs every program; required.
+	Pool *workers.Pool
+	// Logger receives the evaluator's messages at LevelTrace; nil
+	// discards them.
+	Logger *slog.Logger
+	// MaxSize bounds one encoded payload in bytes; 0 means unbounded.
+	MaxSize int
+}
+
+// Codec decodes and encodes through JAQ transformations. It is safe for
+// concurrent use.
+type Codec struct {
+	cfg    Config
+	target *jview.Target
+	order  keyOrder
+}
+
+// New returns a codec for cfg.
+func New(cfg Config) *Codec {
+	c := &Codec{cfg: cfg, target: jview.NewTarget(cfg.Schema)}
+	var o *jq.Order
+	if p := cfg.Programs[types.Emitting]; p != nil {
+		o = p.Order()
+	}
+	if p := cfg.Programs[types.EmittingBatch]; p != nil {
+		o = o.Merge(p.Order())
+	}
+	c.order = keyOrder{o: o, preferred: jview.Preferred(cfg.Schema)}
+	return c
+}
+
+type keyOrder struct {
+	o         *jq.Order
+	preferred map[string]int
+}
+
+func (k keyOrder) Keys(m map[string]any) []string { return k.o.Keys(m, k.preferred) }
+
+// trace logs the library or evaluator message an error keeps aside (it
+// may quote payload values) at trace level.
+func (c *Codec) trace(ctx context.Context, dir types.Direction, row, in, out int, err error) {
+	var d interface{ Detail() string }
+	if c.cfg.Logger == nil || !errors.As(err, &d) {
+		return
+	}
+	c.cfg.Logger.Log(ctx, LevelTrace, "jaq codec failure detail", "codec", c.cfg.Name, "transformation", dir.String(),
+		"row", row, "input", in, "output", out, "detail", d.Detail())
+}
+
+func (c *Codec) fail(dir types.Direction, row, in, out int, e *values.Error, cause error) *Error {
+	return &Error{Codec: c.cfg.Name, Dir: dir, Row: row, Input: in, Output: out, Err: e, cause: cause}
+}
+
+// runErr turns a program failure into an Error and logs the evaluator's
+// message at trace level.
+func (c *Codec) runErr(ctx context.Context, dir types.Direction, row, in, out int, err error) error {
+	var re *jq.RunError
+	if !errors.As(err, &re) {
+		return err
+	}
+	c.trace(ctx, dir, row, in, out, err)
+	code := values.CodeProgram
+	if re.Timeout {
+		code = values.CodeTimeout
+	}
+	return c.fail(dir, row, in, out, values.Errorf(code, "", re.Error()), re)
+}
+
+func (c *Codec) busy(dir types.Direction, err error) error {
+	if errors.Is(err, workers.ErrBusy) {
+		return c.fail(dir, -1, -1, -1, values.Errorf(values.CodeBusy, "", err.Error()), err)
+	}
+	return err
+}
+
+// CanDecode reports whether the codec declares ON INGESTION.
+func (c *Codec) CanDecode() bool { return c.cfg.Programs[types.Ingestion] != nil }
+
+// CanEncode reports whether the codec declares ON EMITTING.
+func (c *Codec) CanEncode() bool { return c.cfg.Programs[types.Emitting] != nil }
+
+// Decode decodes one payload; see DecodeContext.
+func (c *Codec) Decode(payload []byte, b *rows.Builder) (int, error) {
+	return c.DecodeContext(context.Background(), payload, b)
+}
+
+// DecodeContext decodes one payload into rows of b on the extension
+// workers: ON INGESTION runs on every value the payload holds, in order,
+// and every object it yields becomes one row. A malformed value, a
+// program error, an output that is not an object or does not fit the
+// schema, or more than MaxMessages messages rejects the whole payload: no
+// row of it is kept. It returns the number of rows added.
+func (c *Codec) DecodeContext(ctx context.Context, payload []byte, b *rows.Builder) (int, error) {
+	prog := c.cfg.Programs[types.Ingestion]
+	if prog == nil {
+		return 0, c.fail(types.Ingestion, -1, -1, -1, values.Errorf(values.CodeNoProgram, "", "the codec declares no ON INGESTION transformation, so it cannot decode"), nil)
+	}
+	n := 0
+	err := c.cfg.Pool.Do(ctx, func(ctx context.Context) error {
+		mark := b.Mark()
+		input := 0
+		err := c.cfg.Format.Read(payload, func(v any) error {
+			out := 0
+			err := prog.Run(ctx, v, func(o any) error {
+				if n == MaxMessages {
+					return c.fail(types.Ingestion, -1, input, out, values.Errorf(values.CodeTooManyMessages, "",
+						"the payload unfolds into more than "+strconv.Itoa(MaxMessages)+" messages"), nil)
+				}
+				if e := c.target.Append(b, o); e != nil {
+					return c.fail(types.Ingestion, -1, input, out, e, nil)
+				}
+				n++
+				out++
+				return nil
+			})
+			if err != nil {
+				return c.runErr(ctx, types.Ingestion, -1, input, -1, err)
+			}
+			input++
+			return nil
+		})
+		if err != nil {
+			b.Rollback(mark)
+			n = 0
+			var ve *values.Error
+			if errors.As(err, &ve) && !isJaqErr(err) {
+				c.trace(ctx, types.Ingestion, -1, input, -1, err)
+				return c.fail(types.Ingestion, -1, input, -1, ve, nil)
+			}
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, c.busy(types.Ingestion, err)
+	}
+	return n, nil
+}
+
+func isJaqErr(err error) bool {
+	var e *Error
+	return errors.As(err, &e)
+}
+
+// one runs a program that must yield exactly one value.
+func (c *Codec) one(ctx context.Context, dir types.Direction, row int, v any) (any, error) {
+	var out any
+	n := 0
+	err := c.cfg.Programs[dir].Run(ctx, v, func(o any) error {
+		n++
+		if n > 1 {
+			return c.fail(dir, row, -1, -1, values.Errorf(values.CodeSeveralOutputs, "", dir.String()+" yielded more than one value: it must yield exactly one"), nil)
+		}
+		out = o
+		return nil
+	})
+	if err != nil {
+		return nil, c.runErr(ctx, dir, row, -1, -1, err)
+	}
+	if n == 0 {
+		return nil, c.fail(dir, row, -1, -1, values.Errorf(values.CodeNoOutput, "", dir.String()+" yielded no value: it must yield exactly one"), nil)
+	}
+	return out, nil
+}
+
+func (c *Codec) member(ctx context.Context, rec arrow.RecordBatch, i int) (any, error) {
+	view, err := jview.Row(rec, i, c.cfg.Schema)
+	if err != nil {
+		var ve *values.Error
+		if errors.As(err, &ve) {
+			return nil, c.fail(types.Emitting, i, -1, -1, ve, nil)
+		}
+		return nil, err
+	}
+	return c.one(ctx, types.Emitting, i, view)
+}
+
+func (c *Codec) wrote(ctx context.Context, dir types.Direction, row int, err error) error {
+	var ve *values.Error
+	if errors.As(err, &ve) && !isJaqErr(err) {
+		c.trace(ctx, dir, row, -1, -1, err)
+		return c.fail(dir, row, -1, -1, ve, nil)
+	}
+	return err
+}
+
+func (c *Codec) bound(dir types.Direction, row, n int) error {
+	if c.cfg.MaxSize > 0 && n > c.cfg.MaxSize {
+		return c.fail(dir, row, -1, -1, values.Errorf(values.CodeTooLarge, "", "encoded payload exceeds the size bound of "+strconv.Itoa(c.cfg.MaxSize)+" bytes"), nil)
+	}
+	return nil
+}
+
+// AppendRow encodes row i; see AppendRowContext.
+func (c *Codec) AppendRow(dst []byte, rec arrow.RecordBatch, i int) ([]byte, error) {
+	return c.AppendRowContext(context.Background(), dst, rec, i)
+}
+
+// AppendRowContext appends row i of rec as one payload: the row's JSON
+// view through ON EMITTING, which must yield exactly one value, written
+// in the codec's format. It runs on the extension workers.
+func (c *Codec) AppendRowContext(ctx context.Context, dst []byte, rec arrow.RecordBatch, i int) ([]byte, error) {
+	if !c.CanEncode() {
+		return dst, c.fail(types.Emitting, i, -1, -1, values.Errorf(values.CodeNoProgram, "", "the codec declares no ON EMITTING transformation, so it cannot encode"), nil)
+	}
+	start := len(dst)
+	out := dst
+	err := c.cfg.Pool.Do(ctx, func(ctx context.Context) error {
+		v, err := c.member(ctx, rec, i)
+		if err != nil {
+			return err
+		}
+		if out, err = c.cfg.Format.Append(dst, v, c.order); err != nil {
+			return c.wrote(ctx, types.Emitting, i, err)
+		}
+		return c.bound(types.Emitting, i, len(out)-start)
+	})
+	if err != nil {
+		return dst[:start], c.busy(types.Emitting, err)
+	}
+	return out, nil
+}
+
+// AppendBatch encodes rows as one batch; see AppendBatchContext.
+func (c *Codec) AppendBatch(dst []byte, rec arrow.RecordBatch, rowIdx []int) ([]byte, int, error) {
+	return c.AppendBatchContext(context.Background(), dst, rec, rowIdx)
+}
+
+// AppendBatchContext appends the rows as one batch payload: each row
+// contributes the value ON EMITTING yields for it, and the members, in
+// order, go through ON EMITTING BATCH (which must yield exactly one value)
+// or into the format's batch container. It returns the number of rows
+// written (all).
+func (c *Codec) AppendBatchContext(ctx context.Context, dst []byte, rec arrow.RecordBatch, rowIdx []int) ([]byte, int, error) {
+	if !c.CanEncode() {
+		return dst, 0, c.fail(types.Emitting, -1, -1, -1, values.Errorf(values.CodeNoProgram, "", "the codec declares no ON EMITTING transformation, so it cannot encode"), nil)
+	}
+	start := len(dst)
+	out := dst
+	err := c.cfg.Pool.Do(ctx, func(ctx context.Context) error {
+		members := make([]any, 0, len(rowIdx))
+		for _, i := range rowIdx {
+			v, err := c.member(ctx, rec, i)
+			if err != nil {
+				return err
+			}
+			members = append(members, v)
+		}
+		var err error
+		if c.cfg.Programs[types.EmittingBatch] != nil {
+			v, err := c.one(ctx, types.EmittingBatch, -1, members)
+			if err != nil {
+				return err
+			}
+			if out, err = c.cfg.Format.AppendBatchValue(dst, v, c.order); err != nil {
+				return c.wrote(ctx, types.EmittingBatch, -1, err)
+			}
+		} else if out, err = c.cfg.Format.AppendContainer(dst, members, c.order); err != nil {
+			return c.wrote(ctx, types.Emitting, -1, err)
+		}
+		return c.bound(types.EmittingBatch, -1, len(out)-start)
+	})
+	if err != nil {
+		return dst[:start], 0, c.busy(types.Emitting, err)
+	}
+	return out, len(rowIdx), nil
+}

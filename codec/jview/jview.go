@@ -1,0 +1,431 @@
+// Package jview owns the JSON view of internal rows that JAQ-backed codecs
+// run their programs on: the conversion of one row of an Arrow record
+// batch into a value of the gojq value model (Row), and the exact decode
+// of a program's output object into one row (Target). Integers are exact
+// (int, or *big.Int above the int range), F32 values are json.Number
+// holding their shortest 32-bit text so that a value passed through
+// unchanged keeps its bits, F64 values are float64, BYTES padded base64
+// text and DATETIME RFC 3339 text in UTC.
+//
+// It must not know any payload format and must not apply value rules of
+// its own: ranges, float parsing at width, datetimes and base64 come from
+// package values. Its errors never quote values: a mismatch is described
+// by the JSON kind found.
+package jview
+
+import (
+	"encoding/json"
+	"math"
+	"math/big"
+	"strconv"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"herald/codec/rows"
+	"herald/codec/types"
+	"herald/codec/values"
+)
+
+// AppendFloat appends the text of a finite float as JAQ writes it: the
+// shortest text that reads back to the same bits at width bits, with ".0"
+// added when that text would read as an integer, so a float stays a float
+// in every format (TOML and YAML tell integers from floats by their text).
+func AppendFloat(dst []byte, f float64, bits int) []byte {
+	start := len(dst)
+	dst = values.AppendFloat(dst, f, bits)
+	for _, c := range dst[start:] {
+		if c == '.' || c == 'e' || c == 'E' {
+			return dst
+		}
+	}
+	return append(dst, '.', '0')
+}
+
+// Preferred returns the rank of each field of s by position, the key order
+// a writer prefers for objects built from a row.
+func Preferred(s *types.Schema) map[string]int {
+	m := make(map[string]int, len(s.Fields))
+	for i, f := range s.Fields {
+		m[f.Name] = i
+	}
+	return m
+}
+
+// Row returns the JSON view of row i of rec, whose columns follow schema
+// s: an object with every field that holds a value. An optional null is
+// left out (as WIRE JSON writes it, and so that '.' writes a valid TOML
+// document), and so is an optional non-finite float, which JSON has no
+// number for; a required one is null.
+func Row(rec arrow.RecordBatch, i int, s *types.Schema) (map[string]any, error) {
+	m := make(map[string]any, len(s.Fields))
+	for k, f := range s.Fields {
+		col := rec.Column(k)
+		if col.IsNull(i) {
+			if !f.Optional {
+				return nil, values.Errorf(values.CodeRequiredNull, types.Quote(f.Name), "null in a required field")
+			}
+			continue
+		}
+		v, err := value(col, i, types.Quote(f.Name))
+		if err != nil {
+			return nil, err
+		}
+		if v == nil && f.Optional {
+			continue
+		}
+		m[f.Name] = v
+	}
+	return m, nil
+}
+
+func value(arr arrow.Array, i int, path string) (any, error) {
+	switch a := arr.(type) {
+	case *array.Uint8:
+		return int(a.Value(i)), nil
+	case *array.Uint16:
+		return int(a.Value(i)), nil
+	case *array.Uint32:
+		return int(a.Value(i)), nil
+	case *array.Uint64:
+		v := a.Value(i)
+		if v <= math.MaxInt64 {
+			return int(v), nil
+		}
+		return new(big.Int).SetUint64(v), nil
+	case *array.Int8:
+		return int(a.Value(i)), nil
+	case *array.Int16:
+		return int(a.Value(i)), nil
+	case *array.Int32:
+		return int(a.Value(i)), nil
+	case *array.Int64:
+		return int(a.Value(i)), nil
+	case *array.Float32:
+		f := float64(a.Value(i))
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, nil
+		}
+		return json.Number(AppendFloat(nil, f, 32)), nil
+	case *array.Float64:
+		f := a.Value(i)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, nil
+		}
+		return f, nil
+	case *array.Boolean:
+		return a.Value(i), nil
+	case *array.String:
+		s := a.Value(i)
+		if !utf8.ValidString(s) {
+			return nil, values.Errorf(values.CodeInvalidUTF8, path, "text is not valid UTF-8")
+		}
+		return s, nil
+	case *array.Binary:
+		return string(values.AppendBase64(nil, a.Value(i))), nil
+	case *array.Timestamp:
+		return string(values.AppendRFC3339(nil, int64(a.Value(i)), 9)), nil
+	case *array.FixedSizeList:
+		lo, hi := a.ValueOffsets(i)
+		return list(a.ListValues(), int(lo), int(hi), path)
+	case *array.List:
+		lo, hi := a.ValueOffsets(i)
+		return list(a.ListValues(), int(lo), int(hi), path)
+	}
+	return nil, values.Errorf(values.CodeUnencodable, path, "unsupported Arrow column type "+arr.DataType().String())
+}
+
+func list(child arrow.Array, lo, hi int, path string) ([]any, error) {
+	out := make([]any, 0, hi-lo)
+	for j := lo; j < hi; j++ {
+		if child.IsNull(j) {
+			return nil, values.Errorf(values.CodeRequiredNull, values.IndexPath(path, j-lo), "null collection element")
+		}
+		v, err := value(child, j, path)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil { // a non-finite float element: JSON has no number for it
+			return nil, values.Errorf(values.CodeNonFinite, values.IndexPath(path, j-lo), "a NaN or infinite element has no JSON number")
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// KindOf names the JSON kind of a value of the gojq value model, for
+// messages that must not quote the value.
+func KindOf(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case int, *big.Int:
+		return "an integer"
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return "a non-finite number"
+		}
+		return "a number"
+	case json.Number:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return "a value outside the JSON model"
+}
+
+// MaxDepth bounds the nesting of ARRAY and VEC values a Target decodes.
+const MaxDepth = 64
+
+// Target decodes output objects into rows of an internal schema: surplus
+// keys are dropped, an absent or null value is accepted only for an
+// OPTIONAL field, and every value must match its field's type exactly. A
+// Target is safe for concurrent use.
+type Target struct {
+	s *types.Schema
+}
+
+// NewTarget returns a target for schema s.
+func NewTarget(s *types.Schema) *Target { return &Target{s: s} }
+
+// Append decodes v into one new row of b. On error the row is abandoned
+// and the error names the field and the rule, never a value.
+func (t *Target) Append(b *rows.Builder, v any) *values.Error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return values.Errorf(values.CodeExpectedObject, "", "output is "+KindOf(v)+", expected an object")
+	}
+	b.BeginRow()
+	for i, f := range t.s.Fields {
+		path := types.Quote(f.Name)
+		fv, present := m[f.Name]
+		if !present || fv == nil {
+			if !f.Optional {
+				b.Abandon()
+				if !present {
+					return values.Errorf(values.CodeMissingField, path, "required field is missing")
+				}
+				return values.Errorf(values.CodeNullValue, path, "null in a required field")
+			}
+			b.Col(i).B.AppendNull()
+			continue
+		}
+		if err := decode(b.Col(i), fv, 1); err != nil {
+			b.Abandon()
+			err.Path = path + err.Path
+			return err
+		}
+	}
+	if err := b.Commit(); err != nil {
+		return values.Errorf(values.CodeSyntax, "", err.Error())
+	}
+	return nil
+}
+
+func mismatch(path, want string, v any) *values.Error {
+	if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+		return values.Errorf(values.CodeNonFinite, path, "a NaN or infinite number is not valid JSON")
+	}
+	return values.Errorf(values.CodeTypeMismatch, path, "expected "+want+", found "+KindOf(v))
+}
+
+// integer splits an integer value of the gojq model into sign and
+// magnitude. ok is false for a non-integer; code is set for an integer
+// that does not fit 64 bits or a float that is not integral.
+func integer(v any) (neg bool, mag uint64, ok bool, code values.Code) {
+	switch x := v.(type) {
+	case int:
+		if x < 0 {
+			return true, uint64(-int64(x)), true, ""
+		}
+		return false, uint64(x), true, ""
+	case *big.Int:
+		if x.Sign() < 0 {
+			a := new(big.Int).Neg(x)
+			if !a.IsUint64() {
+				return false, 0, true, values.CodeOutOfRange
+			}
+			return true, a.Uint64(), true, ""
+		}
+		if !x.IsUint64() {
+			return false, 0, true, values.CodeOutOfRange
+		}
+		return false, x.Uint64(), true, ""
+	case json.Number:
+		neg, mag, code := values.ParseIntegerLiteral([]byte(x))
+		return neg, mag, true, code
+	case float64:
+		// gojq computes floor, round, ceil and some divisions as floats
+		// where jaq yields integers: an integral float is accepted.
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false, 0, false, ""
+		}
+		if x != math.Trunc(x) {
+			return false, 0, true, values.CodeNotInteger
+		}
+		if x < 0 {
+			if x < -9223372036854775808 {
+				return false, 0, true, values.CodeOutOfRange
+			}
+			return true, uint64(-x), true, ""
+		}
+		if x >= 18446744073709551616 {
+			return false, 0, true, values.CodeOutOfRange
+		}
+		return false, uint64(x), true, ""
+	}
+	return false, 0, false, ""
+}
+
+// float reads a number of the gojq model at width bits: number text is
+// parsed at that width (so the shortest text of an F32 reads back to the
+// same bits), integers exactly rounded, floats narrowed once.
+func float(v any, bits int) (float64, bool, *values.Error) {
+	switch x := v.(type) {
+	case json.Number:
+		b := unsafe.Slice(unsafe.StringData(string(x)), len(x))
+		if !values.ValidNumber(b) {
+			return 0, false, nil
+		}
+		return values.ParseNumber(b, bits), true, nil
+	case int:
+		if bits == 64 && x >= -(1<<53) && x <= 1<<53 {
+			return float64(x), true, nil
+		}
+		f, _ := strconv.ParseFloat(strconv.Itoa(x), bits)
+		return f, true, nil
+	case *big.Int:
+		f, _ := strconv.ParseFloat(x.String(), bits)
+		return f, true, nil
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return 0, true, values.Errorf(values.CodeNonFinite, "", "a NaN or infinite number is not valid JSON")
+		}
+		if bits == 32 {
+			return float64(float32(x)), true, nil
+		}
+		return x, true, nil
+	}
+	return 0, false, nil
+}
+
+// decode appends v to c. An error's Path is relative to v ("" for v
+// itself, "[2][0]" inside it); the caller prefixes the field name.
+func decode(c *rows.Col, v any, depth int) *values.Error {
+	const path = ""
+	k := c.Kind
+	switch {
+	case k.IsInteger():
+		neg, mag, ok, code := integer(v)
+		if !ok {
+			return mismatch(path, "an integer", v)
+		}
+		switch code {
+		case values.CodeNotInteger:
+			return values.Errorf(code, path, "expected an integer, found a number with a fraction or exponent")
+		case values.CodeOutOfRange:
+			return values.Errorf(code, path, "integer is outside the range of "+k.String())
+		}
+		if k.IsUnsigned() {
+			u, fit := values.FitUnsigned(k, neg, mag)
+			if !fit {
+				return values.Errorf(values.CodeOutOfRange, path, "integer is outside the range of "+k.String())
+			}
+			c.AppendUint(u)
+		} else {
+			s, fit := values.FitSigned(k, neg, mag)
+			if !fit {
+				return values.Errorf(values.CodeOutOfRange, path, "integer is outside the range of "+k.String())
+			}
+			c.AppendInt(s)
+		}
+	case k == types.F32 || k == types.F64:
+		f, ok, err := float(v, k.Bits())
+		if err != nil {
+			err.Path = path
+			return err
+		}
+		if !ok {
+			return mismatch(path, "a number", v)
+		}
+		if k == types.F32 {
+			c.F32.Append(float32(f))
+		} else {
+			c.F64.Append(f)
+		}
+	case k == types.Bool:
+		b, ok := v.(bool)
+		if !ok {
+			return mismatch(path, "a boolean", v)
+		}
+		c.Bool.Append(b)
+	case k == types.String:
+		s, ok := v.(string)
+		if !ok {
+			return mismatch(path, "a string", v)
+		}
+		if !utf8.ValidString(s) {
+			return values.Errorf(values.CodeInvalidUTF8, path, "text is not valid UTF-8")
+		}
+		c.Str.Append(s)
+	case k == types.Bytes:
+		s, ok := v.(string)
+		if !ok {
+			return mismatch(path, "a base64 string", v)
+		}
+		b, ok := values.DecodeBase64(nil, []byte(s))
+		if !ok {
+			return values.Errorf(values.CodeInvalidBase64, path, "expected canonical padded standard base64")
+		}
+		c.Bin.Append(b)
+	case k == types.Datetime:
+		s, ok := v.(string)
+		if !ok {
+			return mismatch(path, "an RFC 3339 string", v)
+		}
+		ns, code := values.ParseRFC3339([]byte(s), 9)
+		if code != "" {
+			if code == values.CodeOutOfRange {
+				return values.Errorf(code, path, "datetime is outside 1677-09-21T00:12:43.145224192Z…2262-04-11T23:47:16.854775807Z")
+			}
+			return values.Errorf(code, path, "expected RFC 3339 text YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)")
+		}
+		c.TS.Append(arrow.Timestamp(ns))
+	case k == types.Array || k == types.Vec:
+		if depth > MaxDepth {
+			return values.Errorf(values.CodeTooDeep, path, "nesting too deep")
+		}
+		xs, ok := v.([]any)
+		if !ok {
+			return mismatch(path, "an array", v)
+		}
+		if k == types.Array {
+			if len(xs) != c.N {
+				return values.Errorf(values.CodeShape, path, "fixed axis of length "+strconv.Itoa(c.N)+" has "+strconv.Itoa(len(xs))+" elements")
+			}
+			c.FSL.Append(true)
+		} else {
+			c.List.Append(true)
+		}
+		for j, x := range xs {
+			if x == nil {
+				return values.Errorf(values.CodeNullValue, values.IndexPath("", j), "null where a value is required (collection elements are never null)")
+			}
+			if err := decode(c.Elem, x, depth+1); err != nil {
+				err.Path = values.IndexPath("", j) + err.Path
+				return err
+			}
+		}
+	default:
+		return values.Errorf(values.CodeTypeMismatch, path, "unsupported type")
+	}
+	return nil
+}

@@ -1,0 +1,230 @@
+package native
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"herald/codec/values"
+)
+
+// jsonFormat is JAQ-native JSON: a payload holds whitespace-separated
+// strict JSON values (one document, NDJSON or concatenated values); a
+// value is written in jaq's spaced style ({"a": 1, "b": [1, 2]}) and the
+// batch container is an array in the same style.
+type jsonFormat struct{}
+
+func (jsonFormat) Read(payload []byte, yield func(any) error) error {
+	return readJSON(payload, yield)
+}
+
+func readJSON(payload []byte, yield func(any) error) error {
+	dec := jsontext.NewDecoder(bytes.NewReader(payload))
+	for {
+		if dec.PeekKind() == 0 {
+			if _, err := dec.ReadToken(); err == io.EOF {
+				return nil
+			} else if err != nil {
+				return jsonErr(err, dec)
+			}
+		}
+		v, err := jsonValue(dec, 0)
+		if err != nil {
+			return err
+		}
+		if err := yield(v); err != nil {
+			return err
+		}
+	}
+}
+
+func jsonErr(err error, dec *jsontext.Decoder) *values.Error {
+	off := int(dec.InputOffset())
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) {
+		off = int(se.ByteOffset)
+	}
+	switch {
+	case errors.Is(err, jsontext.ErrDuplicateName):
+		return &values.Error{Code: values.CodeDuplicateField, Msg: "an object holds the same member name twice", Offset: off}
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return &values.Error{Code: values.CodeSyntax, Msg: "malformed JSON: unexpected end of payload", Offset: off}
+	case strings.Contains(err.Error(), "invalid UTF-8"):
+		return &values.Error{Code: values.CodeInvalidUTF8, Msg: "text is not valid UTF-8", Offset: off}
+	case strings.Contains(err.Error(), "escape"):
+		return &values.Error{Code: values.CodeInvalidEscape, Msg: "malformed JSON string escape", Offset: off}
+	}
+	return &values.Error{Code: values.CodeSyntax, Msg: "malformed JSON", Offset: off}
+}
+
+func jsonValue(dec *jsontext.Decoder, depth int) (any, error) {
+	if depth > MaxDepth {
+		return nil, &values.Error{Code: values.CodeTooDeep, Msg: "nesting too deep", Offset: int(dec.InputOffset())}
+	}
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return nil, jsonErr(err, dec)
+	}
+	switch tok.Kind() {
+	case 'n':
+		return nil, nil
+	case 't':
+		return true, nil
+	case 'f':
+		return false, nil
+	case '"':
+		return tok.String(), nil
+	case '0':
+		return json.Number(tok.String()), nil
+	case '{':
+		m := map[string]any{}
+		for dec.PeekKind() != '}' {
+			kt, err := dec.ReadToken()
+			if err != nil {
+				return nil, jsonErr(err, dec)
+			}
+			k := kt.String()
+			v, err := jsonValue(dec, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			m[k] = v
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, jsonErr(err, dec)
+		}
+		return m, nil
+	case '[':
+		xs := []any{}
+		for dec.PeekKind() != ']' {
+			v, err := jsonValue(dec, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			xs = append(xs, v)
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, jsonErr(err, dec)
+		}
+		return xs, nil
+	}
+	return nil, &values.Error{Code: values.CodeSyntax, Msg: "malformed JSON", Offset: int(dec.InputOffset())}
+}
+
+func (jsonFormat) Append(dst []byte, v any, o KeyOrder) ([]byte, error) {
+	w := textWriter{o: o}
+	return w.value(dst, v, "", 0)
+}
+
+func (jsonFormat) AppendContainer(dst []byte, members []any, o KeyOrder) ([]byte, error) {
+	w := textWriter{o: o}
+	return w.value(dst, members, "", 0)
+}
+
+// textWriter writes the gojq value model as spaced JSON text; with yaml
+// set it also escapes what YAML does not allow raw in a double-quoted
+// scalar.
+type textWriter struct {
+	o    KeyOrder
+	yaml bool
+}
+
+func (w textWriter) value(dst []byte, v any, path string, depth int) ([]byte, error) {
+	if depth > MaxDepth {
+		return dst, values.Errorf(values.CodeTooDeep, path, "nesting too deep")
+	}
+	if out, err, ok := appendNumber(dst, v, path); ok {
+		return out, err
+	}
+	switch x := v.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case bool:
+		if x {
+			return append(dst, "true"...), nil
+		}
+		return append(dst, "false"...), nil
+	case string:
+		if !utf8.ValidString(x) {
+			return dst, values.Errorf(values.CodeInvalidUTF8, path, "text is not valid UTF-8")
+		}
+		return appendQuoted(dst, x, w.yaml), nil
+	case []any:
+		dst = append(dst, '[')
+		for i, e := range x {
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			var err error
+			if dst, err = w.value(dst, e, values.IndexPath(path, i), depth+1); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, ']'), nil
+	case map[string]any:
+		dst = append(dst, '{')
+		for i, k := range w.o.Keys(x) {
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			if !utf8.ValidString(k) {
+				return dst, values.Errorf(values.CodeInvalidUTF8, path, "a member name is not valid UTF-8")
+			}
+			dst = appendQuoted(dst, k, w.yaml)
+			dst = append(dst, ": "...)
+			var err error
+			if dst, err = w.value(dst, x[k], keyPath(path, k), depth+1); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, '}'), nil
+	}
+	return dst, unencodable(path, "a value outside the JSON model")
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendQuoted writes s as a JSON string: \" \\ \b \f \n \r \t, \u00XX for
+// other control bytes, everything else raw; for YAML also DEL, the C1
+// controls and U+FEFF, U+FFFE, U+FFFF as \uXXXX.
+func appendQuoted(dst []byte, s string, yaml bool) []byte {
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x80 {
+			r, sz := utf8.DecodeRuneInString(s[i:])
+			if yaml && ((r >= 0x80 && r <= 0x9f) || r == 0xfeff || r == 0xfffe || r == 0xffff) {
+				dst = append(dst, '\\', 'u', hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
+			} else {
+				dst = append(dst, s[i:i+sz]...)
+			}
+			i += sz
+			continue
+		}
+		switch {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c == '\b':
+			dst = append(dst, '\\', 'b')
+		case c == '\f':
+			dst = append(dst, '\\', 'f')
+		case c == '\n':
+			dst = append(dst, '\\', 'n')
+		case c == '\r':
+			dst = append(dst, '\\', 'r')
+		case c == '\t':
+			dst = append(dst, '\\', 't')
+		case c < 0x20 || (yaml && c == 0x7f):
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		default:
+			dst = append(dst, c)
+		}
+		i++
+	}
+	return append(dst, '"')
+}
