@@ -20,7 +20,10 @@ import (
 	"time"
 
 	"herald/api"
+	"herald/codec/catalog"
 	"herald/codec/cli"
+	"herald/codec/ddl"
+	"herald/codec/resource"
 	"herald/configs"
 	"herald/engine"
 	"herald/handlers"
@@ -117,6 +120,11 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 		fmt.Fprintf(stderr, "herald: config %s:\n%v\n", path, err)
 		return 1
 	}
+	codecs, err := loadCodecs(cfg.Codecs)
+	if err != nil {
+		fmt.Fprintf(stderr, "herald: config %s: codecs: %v\n", path, err)
+		return 1
+	}
 	log := newLogger(cfg.Logging, stdout)
 	if !reg.Strict() && len(reg.Names()) > 0 {
 		log.Warn("notification_schema_strict is false: unknown event types are accepted through the generic fallback")
@@ -174,7 +182,7 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 		return 1
 	}
 	log.Info("herald listening", "address", ln.Addr().String(), "backend", cfg.NotificationBackend.Kind,
-		"event_types", reg.Names(), "config", path, "version", version, "auth", cfg.Auth)
+		"event_types", reg.Names(), "codec_statements", codecs, "config", path, "version", version, "auth", cfg.Auth)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	if ready != nil {
@@ -216,6 +224,39 @@ func newEngine(ctx context.Context, cfg *configs.Config, log *slog.Logger) (engi
 	default:
 		return nil, fmt.Errorf("notification_backend.kind %q is not available in this build", cfg.NotificationBackend.Kind)
 	}
+}
+
+// loadCodecs compiles the codec definitions of the `codecs` block with
+// their resources, so that a definition that does not compile stops herald
+// before the port is bound. It returns how many statements were applied.
+// Paths are relative to the working directory, like data_dir.
+func loadCodecs(c *configs.Codecs) (int, error) {
+	if c == nil {
+		return 0, nil
+	}
+	set := resource.NewSet()
+	for _, r := range c.Resources {
+		files, err := resource.LoadDir(r.Dir)
+		if err == nil {
+			err = set.Add(r.Name, max(r.Version, 1), files)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("resource %s@%d (%s): %w", r.Name, max(r.Version, 1), r.Dir, err)
+		}
+	}
+	src, err := os.ReadFile(c.Definitions)
+	if err != nil {
+		return 0, fmt.Errorf("reading definitions: %w", err)
+	}
+	results, err := catalog.NewWithResources(set).Exec(string(src))
+	if err != nil {
+		var de *ddl.Error
+		if errors.As(err, &de) {
+			return 0, fmt.Errorf("%s:%d:%d: %s", c.Definitions, de.Pos.Line, de.Pos.Col, de.Msg)
+		}
+		return 0, fmt.Errorf("%s: %w", c.Definitions, err)
+	}
+	return len(results), nil
 }
 
 // newLogger returns the JSON logger at the configured level.

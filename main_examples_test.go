@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -103,5 +104,32 @@ func TestSlowHeadersAreCut(t *testing.T) {
 	}
 	if waited := time.Since(start); waited > 8*time.Second {
 		t.Fatalf("closed only after %v", waited)
+	}
+}
+
+// TestCodecsAtStartup: the codecs block is compiled before the port is
+// bound; a definition that does not compile stops herald with its
+// position.
+func TestCodecsAtStartup(t *testing.T) {
+	n, err := loadCodecs(&configs.Codecs{
+		Definitions: "configs/codecs/jaq.nspl",
+		Resources:   []configs.CodecResource{{Name: "proto_bundle", Dir: "configs/codecs/proto"}},
+	})
+	if err != nil || n == 0 {
+		t.Fatalf("shipped definitions: %d statements, %v", n, err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.nspl")
+	if err := os.WriteFile(bad, []byte("CREATE SCHEMA s (a U8);\nCREATE SCHEMA t (b NOPE);\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = loadCodecs(&configs.Codecs{Definitions: bad})
+	if err == nil || !strings.HasPrefix(err.Error(), bad+":2:") {
+		t.Fatalf("bad definitions: %v", err)
+	}
+	if _, err := loadCodecs(&configs.Codecs{Definitions: "configs/codecs/jaq.nspl"}); err == nil || !strings.Contains(err.Error(), "proto_bundle") {
+		t.Fatalf("missing resource: %v", err)
+	}
+	if _, err := loadCodecs(&configs.Codecs{Definitions: "x", Resources: []configs.CodecResource{{Name: "r", Dir: "/nonexistent"}}}); err == nil || !strings.Contains(err.Error(), "resource r@1 (/nonexistent)") {
+		t.Fatalf("missing resource dir: %v", err)
 	}
 }

@@ -217,11 +217,14 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) {
 	case reflect.Int, reflect.Int64, reflect.Int32:
 		d.integer(n, v, path)
 	case reflect.Slice:
-		if v.Type().Elem().Kind() != reflect.String {
+		switch v.Type().Elem().Kind() {
+		case reflect.String:
+			d.stringList(n, v, path)
+		case reflect.Struct:
+			d.structList(n, v, path)
+		default:
 			d.fail(path, n.Line, "unsupported config type "+v.Type().String())
-			return
 		}
-		d.stringList(n, v, path)
 	case reflect.Map:
 		if v.Type().Key().Kind() != reflect.String {
 			d.fail(path, n.Line, "unsupported config type "+v.Type().String())
@@ -399,6 +402,28 @@ func (d *decoder) stringList(n *yaml.Node, v reflect.Value, path string) {
 		out = append(out, el.Value)
 	}
 	v.Set(reflect.ValueOf(out).Convert(v.Type()))
+}
+
+// structList decodes a sequence of mappings (codecs.resources), each
+// strictly onto a fresh element.
+func (d *decoder) structList(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.SequenceNode {
+		d.typeError(n, path, "a list of mappings")
+		return
+	}
+	out := reflect.MakeSlice(v.Type(), 0, len(n.Content))
+	for i, el := range n.Content {
+		ip := index(path, i)
+		el = d.resolve(el, ip)
+		if el == nil {
+			continue
+		}
+		d.setLine(ip, el.Line)
+		elem := reflect.New(v.Type().Elem()).Elem()
+		d.mapping(el, elem, ip)
+		out = reflect.Append(out, elem)
+	}
+	v.Set(out)
 }
 
 // stringMap decodes a mapping of names to values (realm → roles). The

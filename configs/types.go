@@ -25,6 +25,10 @@ type Config struct {
 	Metrics            Metrics       `yaml:"metrics"`
 	// ECPDS is nil when the block is absent.
 	ECPDS *ECPDS `yaml:"ecpds"`
+	// Codecs is herald: codec definitions (and the resources their
+	// protobuf codecs compile from) loaded and checked at startup; nil
+	// when the block is absent.
+	Codecs *Codecs `yaml:"codecs"`
 }
 
 // Application is the `application` block: the HTTP listener and links.
@@ -288,4 +292,25 @@ type StoragePolicy struct {
 	MaxSize         *string `yaml:"max_size"`
 	AllowDuplicates *bool   `yaml:"allow_duplicates"`
 	Compression     *bool   `yaml:"compression"`
+}
+
+// Codecs is herald: the `codecs` block. The definitions file holds codec
+// statements (CREATE SCHEMA, CREATE WIRE … SCHEMA, CREATE CODEC, …, as
+// `herald codec check` reads them); resources are named, versioned
+// directories of files (the .proto sources of protobuf codecs).
+type Codecs struct {
+	// Definitions is the path of the definitions file.
+	Definitions string `yaml:"definitions"`
+	// Resources are the resources the definitions may use.
+	Resources []CodecResource `yaml:"resources"`
+}
+
+// CodecResource is one resource of the `codecs` block.
+type CodecResource struct {
+	// Name is the resource name codecs refer to (USING RESOURCE name).
+	Name string `yaml:"name"`
+	// Version is the resource version (VERSION n); 0 means 1.
+	Version int `yaml:"version"`
+	// Dir is the directory whose files make up the resource.
+	Dir string `yaml:"dir"`
 }

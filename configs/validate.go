@@ -111,8 +111,39 @@ func (c *Config) validate(lines map[string]int) Problems {
 	v.auth()
 	v.metrics()
 	v.ecpds()
+	v.codecs()
 	v.schemas()
 	return v.ps
+}
+
+// codecs checks the `codecs` block's shape; compiling the definitions is
+// the codec core's job at startup.
+func (v *validator) codecs() {
+	c := v.c.Codecs
+	if c == nil {
+		return
+	}
+	if strings.TrimSpace(c.Definitions) == "" {
+		v.global("codecs.definitions", "required when the codecs block is present: the path of a file of codec statements")
+	}
+	seen := map[string]int{}
+	for i, r := range c.Resources {
+		path := fmt.Sprintf("codecs.resources[%d]", i)
+		if !bareName(r.Name) {
+			v.global(path+".name", "must be a bare name (no spaces, dots or slashes), got %q", r.Name)
+		}
+		if r.Version < 0 {
+			v.global(path+".version", "must be 1 or more (0 or absent means 1), got %d", r.Version)
+		}
+		if strings.TrimSpace(r.Dir) == "" {
+			v.global(path+".dir", "required: the directory holding the resource's files")
+		}
+		key := fmt.Sprintf("%s@%d", r.Name, max(r.Version, 1))
+		if j, dup := seen[key]; dup {
+			v.global(path, "resource %s is already declared by codecs.resources[%d]", key, j)
+		}
+		seen[key] = i
+	}
 }
 
 // line returns the line of path or, when the key was not written, of its

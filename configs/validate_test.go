@@ -412,3 +412,31 @@ func TestHandlerKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestCodecsBlock(t *testing.T) {
+	base := "application: {host: h, port: 1}\nnotification_backend: {kind: in_memory}\n"
+	cfg, err := Parse([]byte(base+"codecs:\n  definitions: defs.nspl\n  resources:\n    - {name: orders, version: 2, dir: proto}\n    - {name: shapes, dir: shapes}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Codecs.Definitions != "defs.nspl" || len(cfg.Codecs.Resources) != 2 ||
+		cfg.Codecs.Resources[0] != (CodecResource{Name: "orders", Version: 2, Dir: "proto"}) || cfg.Codecs.Resources[1].Version != 0 {
+		t.Fatalf("codecs %+v", cfg.Codecs)
+	}
+	_, err = Parse([]byte(base+"codecs:\n  resources:\n    - {name: 'a b', version: -1, dir: ''}\n    - {name: x, dir: d}\n    - {name: x, version: 1, dir: e}\n"), nil)
+	want := []string{
+		"codecs.definitions: required when the codecs block is present",
+		`codecs.resources[0].name: must be a bare name (no spaces, dots or slashes), got "a b"`,
+		"codecs.resources[0].version: must be 1 or more (0 or absent means 1), got -1",
+		"codecs.resources[0].dir: required: the directory holding the resource's files",
+		"codecs.resources[2]: resource x@1 is already declared by codecs.resources[1]",
+	}
+	for _, w := range want {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Fatalf("error %v\nlacks %q", err, w)
+		}
+	}
+	if _, err := Parse([]byte(base+"codecs:\n  definitions: d\n  resources:\n    - {name: x, dir: d, bogus: 1}\n"), nil); err == nil || !strings.Contains(err.Error(), "codecs.resources[0].bogus: unknown key") {
+		t.Fatalf("unknown key: %v", err)
+	}
+}
