@@ -19,7 +19,7 @@ import (
 // acknowledged notification is lost.
 func TestClusterNodeLoss(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs a three-node cluster")
+		t.Skip("skipped under -short: it starts a three-node nats-server cluster (several seconds); run without -short, as scripts/test and CI do")
 	}
 	const n = 3
 	clientPorts, routePorts := make([]int, n), make([]int, n)

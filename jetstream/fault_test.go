@@ -252,7 +252,7 @@ func faultRun(t *testing.T, url string, down, up func()) {
 // not yet fsynced; sync_always closes that window).
 func TestFaultServerProcessKilled(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs a nats-server process")
+		t.Skip("skipped under -short: it builds a nats-server binary from the module cache and kills and restarts it; run without -short, as scripts/test and CI do")
 	}
 	bin := natsServerBinary(t)
 	dir, port := t.TempDir(), freePort(t)
