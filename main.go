@@ -135,7 +135,7 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 		fmt.Fprintf(stderr, "herald: backend: %v\n", err)
 		return 1
 	}
-	defer eng.Close()
+	defer eng.Close() // a no-op after drain
 
 	auth, err := api.NewAuthenticator(api.AuthOptions{Config: cfg.Auth, Logger: log})
 	if err != nil {
@@ -173,6 +173,7 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 		Handler:           api.NewRouter(api.Options{Handlers: h, Logger: log, Auth: auth, CORS: cors, Limits: limits}),
 		ReadHeaderTimeout: time.Duration(cfg.Application.ReadHeaderTimeoutSec) * time.Second,
 		IdleTimeout:       2 * time.Minute,
+		ConnContext:       handlers.ConnContext,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	addr := net.JoinHostPort(cfg.Application.Host, strconv.Itoa(cfg.Application.Port))
@@ -197,15 +198,44 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 	}
 	grace := time.Duration(cfg.Application.ShutdownGraceSec) * time.Second
 	log.Info("shutting down", "grace", grace.String())
+	drain(log, srv, h, eng, grace)
+	log.Info("stopped")
+	return 0
+}
+
+// engineShutdown is implemented by engines whose Close can be bounded by
+// a deadline (the JetStream engine stopping its embedded server).
+type engineShutdown interface {
+	Shutdown(ctx context.Context) error
+}
+
+// drain stops the server within grace, the backend included: open
+// streams are told to end (server_shutdown), open requests get the grace
+// minus the time reserved for the backend, connections still open then
+// are closed, and the backend gets what is left.
+func drain(log *slog.Logger, srv *http.Server, h *handlers.Handlers, eng engine.Engine, grace time.Duration) {
+	deadline := time.Now().Add(grace)
 	h.Shutdown()
-	sctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	// The backend needs a moment to stop (the embedded nats-server flushes
+	// its store): keep a quarter of the grace for it, at most 2 s.
+	reserve := min(grace/4, 2*time.Second)
+	sctx, cancel := context.WithDeadline(context.Background(), deadline.Add(-reserve))
+	err := srv.Shutdown(sctx)
+	cancel()
+	if err != nil {
 		log.Warn("graceful drain incomplete; closing remaining connections", "error", err)
 		_ = srv.Close()
 	}
-	log.Info("stopped")
-	return 0
+	ectx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	if es, ok := eng.(engineShutdown); ok {
+		err = es.Shutdown(ectx)
+	} else {
+		err = eng.Close()
+	}
+	if err != nil {
+		log.Warn("backend shutdown incomplete", "error", err)
+	}
 }
 
 // newEngine builds the configured backend.

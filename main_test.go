@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -314,5 +315,47 @@ func TestCommandLine(t *testing.T) {
 	_ = os.WriteFile(bad, []byte("application:\n  host: 127.0.0.1\n  port: 0\n  bogus: 1\nnotification_backend:\n  kind: in_memory\n"), 0o600)
 	if code := run(context.Background(), []string{"--config", bad}, nil, &out, &errOut, nil); code != 1 || !strings.Contains(errOut.String(), "application.bogus") {
 		t.Fatalf("bad config: %d %q", code, errOut.String())
+	}
+}
+
+// TestShutdownFitsGrace stops herald on the embedded JetStream backend
+// while 50 watchers that read nothing hold blocked writes: the whole
+// shutdown, the embedded nats-server included, ends within
+// shutdown_grace_sec.
+func TestShutdownFitsGrace(t *testing.T) {
+	const grace = 2 * time.Second
+	config := strings.Replace(contractConfig, "  kind: in_memory\n", "  kind: jetstream\n  jetstream:\n    data_dir: "+t.TempDir()+"\n", 1)
+	config = strings.Replace(config, "  port: 0\n", "  port: 0\n  shutdown_grace_sec: 2\n", 1)
+	base, stop := startHerald(t, config)
+	addr := strings.TrimPrefix(base, "http://")
+	body := `{"event_type":"forecast","identifier":{"region":"europe"}}`
+	for range 50 {
+		d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+			return c.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		}}
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "POST /api/v1/watch HTTP/1.1\r\nHost: herald\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	}
+	payload := strings.Repeat("x", 4096)
+	for i := range 100 {
+		resp := post(t, base+"/api/v1/notification", fmt.Sprintf(`{"event_type":"forecast","identifier":{"region":"europe","step":%d},"payload":"%s"}`, i, payload))
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("notify %d: %d", i, resp.StatusCode)
+		}
+	}
+	start := time.Now()
+	if code := stop(); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	// A little slack for the scheduler: the budget itself is the grace.
+	if took := time.Since(start); took > grace+300*time.Millisecond {
+		t.Fatalf("shutdown took %v, more than shutdown_grace_sec %v", took, grace)
+	} else {
+		t.Logf("shutdown with 50 stuck watchers took %v (grace %v)", took, grace)
 	}
 }

@@ -9,6 +9,12 @@ const (
 	// DefaultMaxPoints is the PointCloudHandler's max_points when unset and
 	// its upper limit.
 	DefaultMaxPoints = 10000
+	// DefaultMaxLagSec is herald's watch_endpoint.max_lag_sec.
+	DefaultMaxLagSec = 30
+	// DefaultStreamSendBufferBytes is herald's
+	// watch_endpoint.stream_send_buffer_bytes: 128 KiB of unread data at
+	// most per stream connection in the kernel.
+	DefaultStreamSendBufferBytes = 128 << 10
 	// DefaultMaxStreamsPerUser is herald's watch_endpoint.max_streams_per_user.
 	DefaultMaxStreamsPerUser = 64
 	// DefaultMaxStreamsPerClient is herald's watch_endpoint.max_streams_per_client.
@@ -82,6 +88,8 @@ func Default() Config {
 			ReplayBatchDelayMs:               100,
 			ConcurrentNotificationProcessing: 15,
 			LiveQueueSize:                    4096,
+			MaxLagSec:                        DefaultMaxLagSec,
+			StreamSendBufferBytes:            DefaultStreamSendBufferBytes,
 			MaxStreamsPerUser:                DefaultMaxStreamsPerUser,
 			MaxStreamsPerClient:              DefaultMaxStreamsPerClient,
 		},

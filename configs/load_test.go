@@ -47,7 +47,7 @@ func TestDefault(t *testing.T) {
 			SSEHeartbeatIntervalSec: 30, ConnectionMaxDurationSec: 3600,
 			ReplayBatchSize: 100, MaxHistoricalNotifications: 10000,
 			ReplayBatchDelayMs: 100, ConcurrentNotificationProcessing: 15,
-			LiveQueueSize: 4096, MaxStreamsPerUser: 64, MaxStreamsPerClient: 256,
+			LiveQueueSize: 4096, MaxStreamsPerUser: 64, MaxStreamsPerClient: 256, MaxLagSec: 30, StreamSendBufferBytes: 131072,
 		},
 		Auth:    Auth{Mode: "direct", TimeoutMs: 5000},
 		Metrics: Metrics{Host: "127.0.0.1"},

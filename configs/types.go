@@ -163,6 +163,17 @@ type WatchEndpoint struct {
 	// Behind a reverse proxy set application.client_address_header, or
 	// every client shares the proxy's address.
 	MaxStreamsPerClient int `yaml:"max_streams_per_client"`
+	// MaxLagSec is herald: how old, in seconds, a live watcher's oldest
+	// undelivered notification may get. A watcher that lags more is ended
+	// with connection-closing and resume_from_id (the client resumes from
+	// it and loses nothing) instead of holding notifications and socket
+	// buffers for a client that does not read.
+	MaxLagSec int `yaml:"max_lag_sec"`
+	// StreamSendBufferBytes is herald: the kernel socket send buffer of a
+	// stream connection (SO_SNDBUF), which bounds what a watcher that
+	// reads nothing holds in the kernel; 0 keeps the operating system's
+	// auto-tuned buffer (megabytes per connection).
+	StreamSendBufferBytes int `yaml:"stream_send_buffer_bytes"`
 }
 
 // Auth modes accepted by `auth.mode`.

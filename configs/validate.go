@@ -364,6 +364,8 @@ func (v *validator) watchEndpoint() {
 	v.positive(p+"live_queue_size", int64(w.LiveQueueSize))
 	v.nonNegative(p+"max_streams_per_user", int64(w.MaxStreamsPerUser))
 	v.nonNegative(p+"max_streams_per_client", int64(w.MaxStreamsPerClient))
+	v.positive(p+"max_lag_sec", int64(w.MaxLagSec))
+	v.nonNegative(p+"stream_send_buffer_bytes", int64(w.StreamSendBufferBytes))
 }
 
 // roleProblem is one problem of a realm → roles map.

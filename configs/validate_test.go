@@ -102,14 +102,16 @@ notification_backend:
 			[]string{"notification_backend.jetstream.data_dir: required for the embedded server (nats_url is empty) (line 2)"}},
 		{"data_dir unused with nats_url", "application: {host: h, port: 1}\nnotification_backend: {kind: jetstream, jetstream: {nats_url: 'nats://n:4222', data_dir: ''}}\n", nil},
 		// watch_endpoint
-		{"watch endpoint", header + "watch_endpoint: {sse_heartbeat_interval_sec: 0, connection_max_duration_sec: 0, replay_batch_size: 0, max_historical_notifications: 0, replay_batch_delay_ms: -1, concurrent_notification_processing: -1, live_queue_size: 0}\n", []string{
+		{"watch endpoint", header + "watch_endpoint: {sse_heartbeat_interval_sec: 0, connection_max_duration_sec: 0, replay_batch_size: 0, max_historical_notifications: 0, replay_batch_delay_ms: -1, concurrent_notification_processing: -1, live_queue_size: 0, max_lag_sec: 0, stream_send_buffer_bytes: -1}\n", []string{
 			"watch_endpoint.sse_heartbeat_interval_sec: must be greater than 0, got 0 (line 3)",
 			"watch_endpoint.connection_max_duration_sec: must be greater than 0, got 0 (line 3)",
 			"watch_endpoint.replay_batch_size: must be greater than 0, got 0 (line 3)",
 			"watch_endpoint.max_historical_notifications: must be greater than 0, got 0 (line 3)",
 			"watch_endpoint.replay_batch_delay_ms: must not be negative, got -1 (line 3)",
 			"watch_endpoint.concurrent_notification_processing: must not be negative, got -1 (line 3)",
-			"watch_endpoint.live_queue_size: must be greater than 0, got 0 (line 3)"}},
+			"watch_endpoint.live_queue_size: must be greater than 0, got 0 (line 3)",
+			"watch_endpoint.max_lag_sec: must be greater than 0, got 0 (line 3)",
+			"watch_endpoint.stream_send_buffer_bytes: must not be negative, got -1 (line 3)"}},
 		{"no replay delay", header + "watch_endpoint: {replay_batch_delay_ms: 0, concurrent_notification_processing: 0}\n", nil},
 		// auth
 		{"auth mode checked when disabled", header + "auth: {mode: oauth}\n", []string{`auth.mode: must be direct or trusted_proxy, got "oauth" (line 3)`}},

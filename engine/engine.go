@@ -43,6 +43,11 @@ type Record struct {
 	Seq uint64
 	// Time is the backend timestamp of the stored notification.
 	Time time.Time
+	// LiveAt is when this instance's hub received the record for live
+	// fan-out (zero for records read from history). Transports measure a
+	// watcher's lag from it: unlike Time, it comes from this process's
+	// clock, so a backend clock that differs does not count as lag.
+	LiveAt time.Time
 
 	renderOnce sync.Once
 	rendered   []byte

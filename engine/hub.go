@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"herald/notification"
 	"herald/topic"
@@ -390,6 +391,9 @@ func (h *Hub) dispatch(rec *Record) pending {
 		return pending{}
 	}
 	st.last = rec.Seq
+	if rec.LiveAt.IsZero() {
+		rec.LiveAt = time.Now()
+	}
 	p := pending{rec: rec}
 	cands := st.unfiltered.collect(nil, st.scratch[:0])
 	cands = st.index.collect(rec.Tokens, cands)

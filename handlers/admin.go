@@ -3,6 +3,7 @@ package handlers
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 
 	"herald/engine"
 	"herald/notification"
+	"herald/topic"
 )
 
 // AdminDeleteResponse is the body of DELETE
@@ -62,12 +64,19 @@ func (h *Handlers) AdminDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	stream := h.Registry().ResolveStream(name)
+	if err := checkStreamName(stream); err != nil {
+		WriteJSON(w, http.StatusBadRequest, AdminDeleteResponse{Message: "notification id: " + err.Error(), NotificationID: raw, RequestID: id})
+		return
+	}
 	err = h.eng.Delete(r.Context(), stream, seq)
 	switch {
 	case err == nil:
 		WriteJSON(w, http.StatusOK, AdminDeleteResponse{Success: true, Message: "Notification deleted", NotificationID: raw, RequestID: id})
 	case errors.Is(err, engine.ErrNotFound):
 		WriteJSON(w, http.StatusNotFound, AdminDeleteResponse{Message: "Notification not found", NotificationID: raw, RequestID: id})
+	case errors.Is(err, engine.ErrUnavailable):
+		w.Header().Set("Retry-After", "5")
+		WriteJSON(w, http.StatusServiceUnavailable, AdminDeleteResponse{Message: "Failed to delete notification: the notification backend is unavailable; retry later", NotificationID: raw, RequestID: id})
 	default:
 		h.log.Error("admin delete failed", "request_id", id, "notification_id", raw, "error", err)
 		WriteJSON(w, http.StatusInternalServerError, AdminDeleteResponse{Message: "Failed to delete notification: backend error", NotificationID: raw, RequestID: id})
@@ -97,13 +106,22 @@ func (h *Handlers) AdminWipeStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := *req.StreamName
-	if err := h.eng.WipeStream(r.Context(), h.Registry().ResolveStream(name)); err != nil {
-		status := http.StatusInternalServerError
-		if errors.Is(err, engine.ErrNotFound) {
-			status = http.StatusNotFound
+	stream := h.Registry().ResolveStream(name)
+	if err := checkStreamName(stream); err != nil {
+		WriteJSON(w, http.StatusBadRequest, AdminWipeResponse{Message: "stream_name: " + err.Error(), RequestID: id})
+		return
+	}
+	if err := h.eng.WipeStream(r.Context(), stream); err != nil {
+		switch {
+		case errors.Is(err, engine.ErrNotFound):
+			WriteJSON(w, http.StatusNotFound, AdminWipeResponse{Message: "Failed to wipe stream: " + name + ": no such stream", RequestID: id})
+		case errors.Is(err, engine.ErrUnavailable):
+			w.Header().Set("Retry-After", "5")
+			WriteJSON(w, http.StatusServiceUnavailable, AdminWipeResponse{Message: "Failed to wipe stream: " + name + ": the notification backend is unavailable; retry later", RequestID: id})
+		default:
+			h.log.Error("admin wipe stream failed", "request_id", id, "stream", name, "error", err)
+			WriteJSON(w, http.StatusInternalServerError, AdminWipeResponse{Message: "Failed to wipe stream: " + name + ": backend error", RequestID: id})
 		}
-		h.log.Error("admin wipe stream failed", "request_id", id, "stream", name, "error", err)
-		WriteJSON(w, status, AdminWipeResponse{Message: "Failed to wipe stream: " + name + ": " + err.Error(), RequestID: id})
 		return
 	}
 	WriteJSON(w, http.StatusOK, AdminWipeResponse{Success: true, Message: "Successfully wiped stream: " + name, RequestID: id})
@@ -113,9 +131,29 @@ func (h *Handlers) AdminWipeStream(w http.ResponseWriter, r *http.Request) {
 func (h *Handlers) AdminWipeAll(w http.ResponseWriter, r *http.Request) {
 	id := RequestID(r.Context())
 	if err := h.eng.WipeAll(r.Context()); err != nil {
+		if errors.Is(err, engine.ErrUnavailable) {
+			w.Header().Set("Retry-After", "5")
+			WriteJSON(w, http.StatusServiceUnavailable, AdminWipeResponse{Message: "Failed to wipe all data: the notification backend is unavailable; retry later", RequestID: id})
+			return
+		}
 		h.log.Error("admin wipe all failed", "request_id", id, "error", err)
-		WriteJSON(w, http.StatusInternalServerError, AdminWipeResponse{Message: "Failed to wipe all data: " + err.Error(), RequestID: id})
+		WriteJSON(w, http.StatusInternalServerError, AdminWipeResponse{Message: "Failed to wipe all data: backend error", RequestID: id})
 		return
 	}
 	WriteJSON(w, http.StatusOK, AdminWipeResponse{Success: true, Message: "Successfully wiped all data", RequestID: id})
+}
+
+// checkStreamName refuses a stream key that no herald stream can have: a
+// stream is named after a topic base, so anything else (wildcards, dots,
+// path separators, whitespace, or more than topic.MaxBaseBytes bytes) is
+// a client's mistake, answered before the backend is asked.
+func checkStreamName(name string) error {
+	if topic.ValidBase(name) {
+		return nil
+	}
+	shown := name
+	if len(shown) > 64 {
+		shown = strings.ToValidUTF8(shown[:64], "") + "…"
+	}
+	return fmt.Errorf("%q (%d bytes) is not a valid stream or event type name: it must match %s", shown, len(name), topic.BaseRule)
 }

@@ -75,7 +75,13 @@ type Handlers struct {
 
 	shutdown     chan struct{}
 	shutdownOnce atomicOnce
+	// streams counts the open watch and replay streams.
+	streams atomic.Int64
 }
+
+// Streams returns the number of watch and replay streams open now (their
+// SSE response started and not yet ended).
+func (h *Handlers) Streams() int { return int(h.streams.Load()) }
 
 type atomicOnce struct{ done atomic.Bool }
 
@@ -117,6 +123,9 @@ func New(opts Options) *Handlers {
 	}
 	if h.watch.LiveQueueSize <= 0 {
 		h.watch.LiveQueueSize = 4096
+	}
+	if h.watch.MaxLagSec <= 0 {
+		h.watch.MaxLagSec = configs.DefaultMaxLagSec
 	}
 	return h
 }

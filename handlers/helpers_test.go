@@ -98,8 +98,10 @@ type server struct {
 }
 
 // startServer starts herald in-process with the given config YAML and
-// optional edits applied to the loaded config.
-func startServer(t *testing.T, yaml string, edit func(*configs.Config)) *server {
+// optional edits applied to the loaded config, on the in-memory engine,
+// or on an embedded JetStream engine for the subtests of jetStreamSuite
+// and for fuzz targets (the backend a bad request could break).
+func startServer(t testing.TB, yaml string, edit func(*configs.Config)) *server {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yaml")
@@ -118,7 +120,7 @@ func startServer(t *testing.T, yaml string, edit func(*configs.Config)) *server 
 		t.Fatalf("registry: %v", err)
 	}
 	var eng engine.Engine
-	if strings.HasPrefix(t.Name(), jetStreamSuite+"/") {
+	if strings.HasPrefix(t.Name(), jetStreamSuite+"/") || strings.HasPrefix(t.Name(), "Fuzz") {
 		opts, err := jetstream.OptionsFromConfig(cfg)
 		if err != nil {
 			t.Fatalf("jetstream options: %v", err)
@@ -141,7 +143,9 @@ func startServer(t *testing.T, yaml string, edit func(*configs.Config)) *server 
 		// watcher test while the client deliberately reads nothing.
 		StreamWriteTimeout: 5 * time.Minute,
 	})
-	ts := httptest.NewServer(api.NewRouter(api.Options{Handlers: h}))
+	ts := httptest.NewUnstartedServer(api.NewRouter(api.Options{Handlers: h}))
+	ts.Config.ConnContext = handlers.ConnContext
+	ts.Start()
 	t.Cleanup(func() {
 		h.Shutdown()
 		ts.CloseClientConnections()

@@ -20,6 +20,7 @@ func TestOnJetStream(t *testing.T) {
 		{"BoundaryNoGapNoDuplicate", TestBoundaryNoGapNoDuplicate},
 		{"SlowWatcherIsClosed", TestSlowWatcherIsClosed},
 		{"Admin", TestAdmin},
+		{"LongSubjectsRefused", TestLongSubjectsRefused},
 	} {
 		t.Run(c.name, c.fn)
 	}

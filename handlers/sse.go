@@ -1,8 +1,11 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
+	"net"
 	"net/http"
+	"runtime"
 	"time"
 )
 
@@ -28,6 +31,34 @@ type sseWriter struct {
 	buf     []byte
 	now     func() time.Time
 	timeout time.Duration
+	// deadline, when set, is the latest time by which the queued output
+	// must be written (the lag limit of the oldest live record in it);
+	// it shortens the write timeout of the next write and is then reset.
+	deadline time.Time
+}
+
+// minWriteTime is the shortest write deadline a lag limit may impose.
+const minWriteTime = time.Second
+
+// due records that the output queued from now on must be written by t;
+// the earliest such time since the last write counts.
+func (s *sseWriter) due(t time.Time) {
+	if s.deadline.IsZero() || t.Before(s.deadline) {
+		s.deadline = t
+	}
+}
+
+// writeDeadline is the deadline of the next write: the write timeout,
+// shortened by a pending lag limit (but never below minWriteTime).
+func (s *sseWriter) writeDeadline() time.Time {
+	d := s.now().Add(s.timeout)
+	if !s.deadline.IsZero() && s.deadline.Before(d) {
+		d = s.deadline
+		if floor := time.Now().Add(minWriteTime); d.Before(floor) {
+			d = floor
+		}
+	}
+	return d
 }
 
 // startSSE writes the SSE response headers with status 200. anyOrigin
@@ -79,7 +110,7 @@ func (s *sseWriter) write() error {
 	if len(s.buf) == 0 {
 		return nil
 	}
-	_ = s.rc.SetWriteDeadline(s.now().Add(s.timeout))
+	_ = s.rc.SetWriteDeadline(s.writeDeadline())
 	_, err := s.w.Write(s.buf)
 	if cap(s.buf) > 4*sseBatchBytes {
 		s.buf = nil // do not keep a large page's buffer for a quiet stream
@@ -94,8 +125,10 @@ func (s *sseWriter) flush() error {
 	if err := s.write(); err != nil {
 		return err
 	}
-	_ = s.rc.SetWriteDeadline(s.now().Add(s.timeout))
-	return s.rc.Flush()
+	_ = s.rc.SetWriteDeadline(s.writeDeadline())
+	err := s.rc.Flush()
+	s.deadline = time.Time{}
+	return err
 }
 
 // json writes one event whose data is v encoded as JSON.
@@ -175,4 +208,51 @@ var closeMessages = map[string]string{
 	ReasonEndOfStream: "Stream completed",
 	ReasonMaxDuration: "Connection reached maximum duration",
 	ReasonShutdown:    "Server is shutting down gracefully",
+}
+
+// connKey carries a request's connection in its context.
+type connKey struct{}
+
+// ConnContext is meant for http.Server.ConnContext: it puts each
+// connection into its requests' contexts, so that a stream handler can
+// bound the connection's kernel send buffer
+// (watch_endpoint.stream_send_buffer_bytes). Without it streams keep the
+// operating system's buffer.
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
+}
+
+// writeBufferSetter is a connection whose kernel send buffer can be set
+// (*net.TCPConn, *net.UnixConn).
+type writeBufferSetter interface {
+	SetWriteBuffer(bytes int) error
+}
+
+// capSendBuffer sets the socket send buffer of a stream's connection to
+// the configured size. The kernel's auto-tuned buffer grows to megabytes
+// for a client that does not read; a fixed one bounds what such a client
+// holds in kernel memory, and max_lag_sec then ends it.
+func (h *Handlers) capSendBuffer(r *http.Request) {
+	n := h.watch.StreamSendBufferBytes
+	if n <= 0 {
+		return
+	}
+	c, ok := r.Context().Value(connKey{}).(net.Conn)
+	if !ok {
+		return
+	}
+	if runtime.GOOS == "linux" {
+		// Linux doubles the value asked for (the other half pays for its
+		// bookkeeping), fills about 3/4 of the result with data, and may
+		// let the last segment being built run past it by up to one
+		// segment (64 KiB with segmentation offload): ask for a quarter,
+		// so that what a client leaves unread stays within the
+		// configured size.
+		n = max(n/4, 1)
+	}
+	if ws, ok := c.(writeBufferSetter); ok {
+		if err := ws.SetWriteBuffer(n); err != nil {
+			h.log.Debug("stream send buffer not set", "request_id", RequestID(r.Context()), "error", err)
+		}
+	}
 }

@@ -174,6 +174,9 @@ func (h *Handlers) serveStream(w http.ResponseWriter, r *http.Request, mode stre
 	}
 	st.query = q
 	st.boundary = boundary
+	h.capSendBuffer(r)
+	h.streams.Add(1)
+	defer h.streams.Add(-1)
 	st.sse = startSSE(w, h.now, h.writeTimeout, !h.corsManaged)
 	st.run()
 }
@@ -209,6 +212,10 @@ type stream struct {
 	beat    <-chan time.Time
 	maxDur  <-chan time.Time
 	lastSeq uint64
+	// liveSince is when the stream went live: a live record's lag counts
+	// from its arrival or from then, whichever is later, so that the
+	// records a watch buffers while it replays history are not lag.
+	liveSince time.Time
 }
 
 // outcome says how a phase of a stream ended.
@@ -406,6 +413,8 @@ func (st *stream) history() outcome {
 
 // live delivers live notifications until the stream ends.
 func (st *stream) live() {
+	st.liveSince = time.Now()
+	maxLag := time.Duration(st.h.watch.MaxLagSec) * time.Second
 	for {
 		select {
 		case <-st.ctx.Done():
@@ -429,12 +438,26 @@ func (st *stream) live() {
 				return
 			}
 		case rec := <-st.sub.C():
+			since := rec.LiveAt
+			if since.Before(st.liveSince) {
+				since = st.liveSince
+			}
+			if maxLag > 0 && time.Since(since) > maxLag {
+				st.lagging(rec, maxLag)
+				return
+			}
 			data, err := rec.Rendered(st.render)
 			if err != nil {
 				if st.renderError(rec, err) != nil {
 					return
 				}
 				continue
+			}
+			if maxLag > 0 {
+				// A write that blocks past the oldest queued record's
+				// lag limit means a client that does not read: give up
+				// on it then rather than after the write timeout.
+				st.sse.due(since.Add(maxLag))
 			}
 			// Flush when nothing else is waiting: a burst goes out in
 			// one write, a single notification at once.
@@ -480,7 +503,24 @@ func (st *stream) subscriptionEnded(err error) {
 	_ = st.sse.json(EventClosing, ev)
 }
 
+// lagging ends a live watch whose oldest undelivered notification, rec,
+// has waited longer than maxLag: connection-closing end_of_stream with
+// resume_from_id = rec's sequence, so that the client, reconnecting from
+// it, loses nothing.
+func (st *stream) lagging(rec *engine.Record, maxLag time.Duration) {
+	resume := strconv.FormatUint(rec.Seq, 10)
+	st.h.log.Warn("watch closed: the client is not reading; it should reconnect from the resume id", "request_id", st.reqID,
+		"topic", st.topic, "max_lag", maxLag.String(), "resume_from_id", resume, "queued", st.sub.Len()+1)
+	_ = st.sse.json(EventClosing, connectionClosing{Reason: ReasonEndOfStream, Timestamp: sseTime(st.h.now()),
+		Message: closeMessages[ReasonEndOfStream], Topic: st.topic, ResumeFromID: &resume, RequestID: st.reqID})
+}
+
 func (st *stream) batchError(err error) outcome {
+	if st.ctx.Err() != nil {
+		// The client went away while history was read: not an error.
+		st.h.log.Debug("history fetch ended: the client went away", "request_id", st.reqID, "topic", st.topic, "error", err)
+		return outGone
+	}
 	st.h.log.Error("history fetch failed", "request_id", st.reqID, "topic", st.topic, "error", err)
 	msg := "fetching stored notifications failed"
 	if errors.Is(err, engine.ErrUnavailable) {

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"herald/topic"
 )
@@ -76,6 +79,9 @@ func (s *Schema) Notify(ident map[string]json.RawMessage, payload json.RawMessag
 	n.Payload = p
 	n.Tokens = tokens
 	n.Subject = topic.Encode(tokens)
+	if err := checkSubject(n.Subject, tokens, s.keyOrderNames()); err != nil {
+		return nil, err
+	}
 	return n, nil
 }
 
@@ -121,12 +127,17 @@ func storedPayload(s *Schema, payload json.RawMessage) ([]byte, error) {
 		}
 		return nullPayload, nil
 	}
-	var b bytes.Buffer
-	b.Grow(len(payload))
-	if err := json.Compact(&b, payload); err != nil {
+	v := jsontext.Value(bytes.Clone(payload))
+	if err := v.Compact(jsontext.AllowDuplicateNames(false)); err != nil {
+		var se *jsontext.SyntacticError
+		if errors.As(err, &se) && errors.Is(se.Err, jsontext.ErrDuplicateName) {
+			key := se.JSONPointer.LastToken()
+			msg := fmt.Sprintf("payload repeats the key '%s' (at /payload%s): each key of a JSON object may appear once", key, se.JSONPointer)
+			return nil, &ValidationError{Field: "payload", Message: msg, Detail: "duplicate key '" + key + "' in payload"}
+		}
 		return nil, &ValidationError{Field: "payload", Message: "payload is not valid JSON: " + err.Error(), Detail: err.Error()}
 	}
-	return b.Bytes(), nil
+	return v, nil
 }
 
 func (s *Schema) notifyGeneric(ident map[string]json.RawMessage, payload json.RawMessage) (*Notification, error) {
@@ -143,8 +154,12 @@ func (s *Schema) notifyGeneric(ident map[string]json.RawMessage, payload json.Ra
 		return nil, err
 	}
 	tokens := topic.Generic(s.Name, values)
+	subject := topic.Encode(tokens)
+	if err := checkSubject(subject, tokens, sortedKeys(values)); err != nil {
+		return nil, err
+	}
 	return &Notification{
-		EventType: s.Name, Tokens: tokens, Subject: topic.Encode(tokens),
+		EventType: s.Name, Tokens: tokens, Subject: subject,
 		Identifier: values, Payload: p, ContentType: ContentTypeJSON,
 	}, nil
 }
@@ -196,6 +211,9 @@ func (s *Schema) Filter(ident map[string]json.RawMessage) (*Filter, error) {
 		p := make(topic.Pattern, len(tokens))
 		for i, t := range tokens {
 			p[i] = topic.Literal(t)
+		}
+		if err := checkPattern(p, sortedKeys(values)); err != nil {
+			return nil, err
 		}
 		return &Filter{Pattern: p}, nil
 	}
@@ -249,6 +267,9 @@ func (s *Schema) Filter(ident map[string]json.RawMessage) (*Filter, error) {
 			f.Pattern[fd.Pos] = topic.Literal(v)
 		}
 	}
+	if err := checkPattern(f.Pattern, s.keyOrderNames()); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 
@@ -279,4 +300,77 @@ func (s *Schema) spatialFilter(fd *Field, ident map[string]json.RawMessage, f *F
 			Detail:  "missing field 'polygon'"}
 	}
 	return nil
+}
+
+// subjectTooLong returns the error of a notification subject or a watch
+// pattern longer than topic.MaxSubjectBytes (n bytes encoded), naming the
+// field whose encoded value is the longest. lens holds the encoded length
+// of each token after the base and names the field of each; what says
+// "subject" or "subject filter".
+func subjectTooLong(n int, lens []int, names []string, what string) error {
+	longest := 0
+	for i := range lens {
+		if lens[i] > lens[longest] {
+			longest = i
+		}
+	}
+	field := ""
+	if longest < len(names) {
+		field = names[longest]
+	}
+	msg := fmt.Sprintf("the identifier makes a %s of %d bytes (percent-encoded), more than the limit of %d bytes", what, n, topic.MaxSubjectBytes)
+	if field != "" {
+		msg += fmt.Sprintf("; its longest value is '%s' (%d bytes encoded): send a shorter value", field, lens[longest])
+	}
+	return &ValidationError{Field: field, Message: msg, Detail: fmt.Sprintf("%s longer than %d bytes", what, topic.MaxSubjectBytes)}
+}
+
+// checkSubject refuses a notification whose encoded subject exceeds
+// topic.MaxSubjectBytes. tokens are the decoded tokens (base first) and
+// names the field of each token after the base.
+func checkSubject(subject string, tokens []string, names []string) error {
+	if len(subject) <= topic.MaxSubjectBytes {
+		return nil
+	}
+	lens := make([]int, len(tokens)-1)
+	for i, t := range tokens[1:] {
+		lens[i] = topic.EncodedLen(t)
+	}
+	return subjectTooLong(len(subject), lens, names, "subject")
+}
+
+// checkPattern refuses a watch or replay pattern whose encoded subject
+// exceeds topic.MaxSubjectBytes (the replay's JetStream consumer filter
+// is built from it).
+func checkPattern(p topic.Pattern, names []string) error {
+	n := p.SubjectLen()
+	if n <= topic.MaxSubjectBytes {
+		return nil
+	}
+	lens := make([]int, len(p)-1)
+	for i, t := range p[1:] {
+		if !t.Wildcard {
+			lens[i] = topic.EncodedLen(t.Value)
+		}
+	}
+	return subjectTooLong(n, lens, names, "subject filter")
+}
+
+// keyOrderNames returns the names of the routed fields, in subject order.
+func (s *Schema) keyOrderNames() []string {
+	names := make([]string, len(s.KeyOrder))
+	for i, f := range s.KeyOrder {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// sortedKeys returns the keys of m, sorted (the generic token order).
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -193,7 +193,7 @@ func (r *Registry) compile(sc *configs.Schema) (*Schema, error) {
 		s.KeyOrder = append(s.KeyOrder, f)
 	}
 	if !topic.ValidBase(s.Base) {
-		return nil, fmt.Errorf("notification_schema.%s: topic base %q must match [A-Za-z0-9][A-Za-z0-9_-]*", sc.Name, s.Base)
+		return nil, fmt.Errorf("notification_schema.%s: topic base %q must match %s", sc.Name, s.Base, topic.BaseRule)
 	}
 	s.ce = newCETemplate(r.baseURL, s.Name)
 	s.ceFields = ceFieldOrder(s)
@@ -290,7 +290,7 @@ func (r *Registry) Lookup(eventType string) (*Schema, error) {
 		return nil, &UnknownEventTypeError{EventType: eventType, Configured: r.Names()}
 	}
 	if !topic.ValidBase(eventType) {
-		return nil, requestInvalid("event type '%s' has no schema and is not a valid topic base: it must match [A-Za-z0-9][A-Za-z0-9_-]*", eventType)
+		return nil, requestInvalid("event type '%s' has no schema and is not a valid topic base: it must match %s", eventType, topic.BaseRule)
 	}
 	if s, ok := r.byBase[eventType]; ok {
 		return nil, requestInvalid("event type '%s' has no schema, and its name is the topic base of event type '%s'", eventType, s.Name)

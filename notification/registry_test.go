@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"herald/configs"
+	"herald/topic"
 )
 
 const registryYAML = `
@@ -221,6 +222,10 @@ func FuzzParseRequest(f *testing.F) {
 		`{"event_type":1}`, `{"foo":1}`, `{"event_type":"a","event_type":"b","identifier":{}}`,
 		`{"event_type":"x","identifier":{"p":null},"from_date":null,"to_id":"3"}`,
 		"{\"event_type\":\"\\ud800\",\"identifier\":{}}",
+		`{"event_type":"mars","identifier":{"class":"od","class":"rd"}}`,
+		`{"event_type":"mars","identifier":{"step":{"gte":1,"gte":5}}}`,
+		`{"event_type":"mars","identifier":{},"payload":{"a":{"b":1,"b":2}}}`,
+		`{"event_type":"mars","identifier":{"name":"` + strings.Repeat("日", 1400) + `"}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -244,7 +249,8 @@ func FuzzParseRequest(f *testing.F) {
 
 func FuzzNotify(f *testing.F) {
 	r := mustRegistry(f, registryYAML)
-	for _, s := range []string{`{"class":"od","step":1}`, `{"name":"x","polygon":[[0,0],[0,1],[1,1],[0,0]]}`, `{"a":"1","b":"2"}`, `{"class":{"eq":1}}`} {
+	for _, s := range []string{`{"class":"od","step":1}`, `{"name":"x","polygon":[[0,0],[0,1],[1,1],[0,0]]}`, `{"a":"1","b":"2"}`, `{"class":{"eq":1}}`,
+		`{"a":"` + strings.Repeat("x", 4100) + `"}`, `{"name":"` + strings.Repeat("日", 1400) + `"}`, `{"a":"` + strings.Repeat(".", 1100) + `"}`} {
 		f.Add("mars", s)
 		f.Add("area", s)
 		f.Add("bare", s)
@@ -258,6 +264,9 @@ func FuzzNotify(f *testing.F) {
 		if json.Unmarshal([]byte(body), &m) != nil {
 			return
 		}
+		if f, err := s.Filter(m); err == nil && f.Pattern.SubjectLen() > topic.MaxSubjectBytes {
+			t.Fatalf("filter of %d bytes accepted", f.Pattern.SubjectLen())
+		}
 		n, err := s.Notify(m, nil)
 		if err != nil {
 			var ve *ValidationError
@@ -265,6 +274,9 @@ func FuzzNotify(f *testing.F) {
 				t.Fatalf("error of wrong type %T: %v", err, err)
 			}
 			return
+		}
+		if len(n.Subject) > topic.MaxSubjectBytes {
+			t.Fatalf("subject of %d bytes accepted", len(n.Subject))
 		}
 		ce, err := r.CloudEvent(n, 1, time.Unix(0, 0))
 		if err != nil || !json.Valid(ce) {

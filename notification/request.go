@@ -63,6 +63,9 @@ func ParseRequest(body []byte) (*Request, error) {
 	if top.dup != "" {
 		return nil, &ParseError{Kind: InvalidShape, Detail: fmt.Sprintf("duplicate field `%s`", top.dup)}
 	}
+	if top.identDup != "" {
+		return nil, &ParseError{Kind: InvalidShape, Detail: fmt.Sprintf("duplicate field `%s` in `identifier`: each identifier key may appear once", top.identDup)}
+	}
 	req := &Request{}
 	var haveType, haveIdent bool
 	for _, m := range top.members {
@@ -120,8 +123,10 @@ type scanned struct {
 	members []member
 	dup     string // first duplicated top-level key
 	// identifier holds the members of the first top-level "identifier"
-	// object (later duplicates of a key inside it win, as in Aviso).
+	// object; identDup is its first repeated key (refused: Aviso would
+	// silently take the last value).
 	identifier map[string]json.RawMessage
+	identDup   string
 }
 
 // scanRequest validates the whole body as one JSON value and collects the
@@ -151,6 +156,7 @@ func scanRequest(body []byte) (*scanned, error) {
 				return nil, err
 			}
 			out.identifier = ident.m
+			out.identDup = ident.dup
 			out.members = append(out.members, member{key: key, raw: ident.raw})
 		} else {
 			start := dec.InputOffset()
@@ -173,6 +179,7 @@ func scanRequest(body []byte) (*scanned, error) {
 type identScan struct {
 	m   map[string]json.RawMessage
 	raw []byte
+	dup string // the first repeated key
 }
 
 func scanIdentifier(dec *jsontext.Decoder, body []byte) (identScan, error) {
@@ -181,6 +188,7 @@ func scanIdentifier(dec *jsontext.Decoder, body []byte) (identScan, error) {
 		return identScan{}, syntaxErr(body, err)
 	}
 	m := make(map[string]json.RawMessage, 8)
+	dup := ""
 	for dec.PeekKind() != '}' {
 		tok, err := dec.ReadToken()
 		if err != nil {
@@ -191,12 +199,15 @@ func scanIdentifier(dec *jsontext.Decoder, body []byte) (identScan, error) {
 		if err := dec.SkipValue(); err != nil {
 			return identScan{}, syntaxErr(body, err)
 		}
+		if _, seen := m[key]; seen && dup == "" {
+			dup = key
+		}
 		m[key] = json.RawMessage(bytes.TrimLeft(body[start:dec.InputOffset()], " \t\r\n:"))
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return identScan{}, syntaxErr(body, err)
 	}
-	return identScan{m: m, raw: bytes.TrimLeft(body[begin:dec.InputOffset()], " \t\r\n:")}, nil
+	return identScan{m: m, raw: bytes.TrimLeft(body[begin:dec.InputOffset()], " \t\r\n:"), dup: dup}, nil
 }
 
 // trailing rejects anything but whitespace after the value.

@@ -293,10 +293,13 @@ func Generic(eventType string, identifier map[string]string) []string {
 	return tokens
 }
 
+// BaseRule states the rule ValidBase checks, for error messages.
+const BaseRule = "[A-Za-z0-9][A-Za-z0-9_-]*, at most 255 bytes"
+
 // ValidBase reports whether s is a valid topic base:
-// [A-Za-z0-9][A-Za-z0-9_-]*.
+// [A-Za-z0-9][A-Za-z0-9_-]* and at most MaxBaseBytes long.
 func ValidBase(s string) bool {
-	if s == "" {
+	if s == "" || len(s) > MaxBaseBytes {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -310,4 +313,47 @@ func ValidBase(s string) bool {
 		}
 	}
 	return true
+}
+
+// Length limits. NATS refuses a protocol line longer than its
+// max_control_line (4,096 bytes by default on every nats-server) and drops
+// the connection that sent it. The JetStream API puts a replay's subject
+// filter into the subject of its consumer-create request, next to the
+// stream and consumer names and a reply inbox, so herald bounds what it
+// lets a request put there well below that line: a request whose subject
+// or filter would exceed MaxSubjectBytes, or that names a stream longer
+// than MaxBaseBytes, is refused when it is parsed.
+const (
+	// MaxSubjectBytes bounds an encoded subject (percent-encoding
+	// included): a notification's subject, and the subject pattern of a
+	// watch or replay.
+	MaxSubjectBytes = 2048
+	// MaxBaseBytes bounds a topic base, and so a stream name (JetStream
+	// refuses stream names longer than 255 bytes).
+	MaxBaseBytes = 255
+)
+
+// EncodedLen returns the length of EncodeToken(s) without building it.
+func EncodedLen(s string) int {
+	n := len(s)
+	for i := 0; i < len(s); i++ {
+		if reserved(s[i]) {
+			n += 2
+		}
+	}
+	return n
+}
+
+// SubjectLen returns the length of the encoded subject of the pattern,
+// as Subject would build it ('*' for wildcards).
+func (p Pattern) SubjectLen() int {
+	n := max(len(p)-1, 0)
+	for _, t := range p {
+		if t.Wildcard {
+			n += len(Wildcard)
+		} else {
+			n += EncodedLen(t.Value)
+		}
+	}
+	return n
 }
