@@ -20,6 +20,7 @@ import (
 	"herald/configs"
 	"herald/engine"
 	"herald/notification"
+	"herald/stream"
 )
 
 // Options configure the handlers.
@@ -73,17 +74,16 @@ type Handlers struct {
 	ecpds        *ECPDS
 	corsManaged  bool
 
-	shutdown     chan struct{}
-	shutdownOnce atomicOnce
-	// streams counts the open watch and replay streams.
+	// running holds the watch and replay streams being served, to end
+	// them on shutdown and reload; streams counts those whose event
+	// stream has started.
+	running stream.Set
 	streams atomic.Int64
 }
 
 // Streams returns the number of watch and replay streams open now (their
 // SSE response started and not yet ended).
 func (h *Handlers) Streams() int { return int(h.streams.Load()) }
-
-type atomicOnce struct{ done atomic.Bool }
 
 // New returns handlers for opts.
 func New(opts Options) *Handlers {
@@ -100,7 +100,6 @@ func New(opts Options) *Handlers {
 		auth:         opts.Auth,
 		ecpds:        opts.ECPDS,
 		corsManaged:  opts.CORSManaged,
-		shutdown:     make(chan struct{}),
 	}
 	h.reg.Store(opts.Registry)
 	if h.log == nil {
@@ -139,9 +138,7 @@ func (h *Handlers) SetRegistry(r *notification.Registry) { h.reg.Store(r) }
 // Shutdown tells every open stream to end with `connection-closing`
 // reason `server_shutdown`. It returns at once; streams end promptly.
 func (h *Handlers) Shutdown() {
-	if h.shutdownOnce.done.CompareAndSwap(false, true) {
-		close(h.shutdown)
-	}
+	h.running.EndAll(&stream.Stop{Reason: stream.Shutdown})
 }
 
 type ctxKey struct{}

@@ -202,12 +202,20 @@ const (
 	ReasonEndOfStream = "end_of_stream"
 	ReasonMaxDuration = "max_duration_reached"
 	ReasonShutdown    = "server_shutdown"
+	// ReasonSchemaChanged (herald) ends the streams of an event type whose
+	// schema a reload changed; resume_from_id continues them.
+	ReasonSchemaChanged = "schema_changed"
+	// ReasonSchemaRemoved (herald) ends the streams of an event type a
+	// reload removed.
+	ReasonSchemaRemoved = "schema_removed"
 )
 
 var closeMessages = map[string]string{
-	ReasonEndOfStream: "Stream completed",
-	ReasonMaxDuration: "Connection reached maximum duration",
-	ReasonShutdown:    "Server is shutting down gracefully",
+	ReasonEndOfStream:   "Stream completed",
+	ReasonMaxDuration:   "Connection reached maximum duration",
+	ReasonShutdown:      "Server is shutting down gracefully",
+	ReasonSchemaChanged: "The event type's schema changed; reconnect from resume_from_id to continue under the new schema",
+	ReasonSchemaRemoved: "The event type was removed from the configuration",
 }
 
 // connKey carries a request's connection in its context.

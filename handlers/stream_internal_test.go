@@ -3,12 +3,15 @@ package handlers
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 
 	"herald/engine"
+	"herald/stream"
 )
 
 // lockedBuffer is a goroutine-safe log sink.
@@ -31,19 +34,21 @@ func (l *lockedBuffer) String() string {
 
 // TestClientGoneDuringHistoryIsNotAnError: a history read that fails
 // because the client went away is logged at DEBUG, not ERROR, and writes
-// nothing to the (gone) client.
+// nothing more to the (gone) client.
 func TestClientGoneDuringHistoryIsNotAnError(t *testing.T) {
 	var logs lockedBuffer
 	h := New(Options{Engine: engine.NewMemory(engine.MemoryOptions{}),
 		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	st := &stream{h: h, ctx: ctx, reqID: "r1", topic: "mars.*"}
-	if o := st.batchError(context.Canceled); o != outGone {
-		t.Fatalf("outcome %d, want outGone", o)
-	}
+	w := httptest.NewRecorder()
+	s := &sseSink{h: h, w: w, reqID: "r1", topic: "mars.*"}
+	s.sse = startSSE(w, h.now, h.writeTimeout, true)
+	r := httptest.NewRequest("POST", "/api/v1/replay", nil)
+	s.end(r, replayEndpoint, stream.End{Reason: stream.ClientGone, Err: fmt.Errorf("history: %w", context.Canceled)})
 	out := logs.String()
-	if strings.Contains(out, `"level":"ERROR"`) || !strings.Contains(out, `"level":"DEBUG","msg":"history fetch ended: the client went away"`) {
+	if strings.Contains(out, `"level":"ERROR"`) || !strings.Contains(out, `"level":"DEBUG","msg":"stream ended: the client went away"`) {
 		t.Fatalf("logs: %s", out)
+	}
+	if w.Body.Len() != 0 {
+		t.Fatalf("written after the client left: %q", w.Body.String())
 	}
 }

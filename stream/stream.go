@@ -1,0 +1,590 @@
+// Package stream runs watch and replay streams independently of the
+// transport that carries them: Run joins the engine's live fan-out (or
+// reads the stream's last sequence for a replay), fixes the replay/live
+// boundary, pages history within the cursors and the historical cap,
+// goes live, serves heartbeats and the maximum duration, applies the
+// selection (WHERE predicate, sampling), and ends with an End that says
+// why and where to resume. A transport implements Sink (SSE in package
+// handlers, WebSocket sessions next to it) and only frames what the
+// runner hands it.
+//
+// It knows no transport, no HTTP status and no wire format: records are
+// handed to the sink as they are, and the sink renders them.
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"herald/engine"
+)
+
+// Mode says whether a stream goes live.
+type Mode uint8
+
+// Modes.
+const (
+	// Watch streams live notifications, after history when the spec has a
+	// start cursor, until something ends it.
+	Watch Mode = iota
+	// Replay streams history between the cursors and ends.
+	Replay
+)
+
+// Phase says where a record handed to a sink comes from.
+type Phase uint8
+
+// Phases.
+const (
+	// History records were stored before the stream's boundary.
+	History Phase = iota
+	// Live records arrived after the stream joined the live fan-out.
+	Live
+)
+
+// Predicate selects records (a compiled WHERE clause).
+type Predicate interface {
+	// Match reports whether rec is selected.
+	Match(rec *engine.Record) bool
+}
+
+// Sampler keeps each selected record with some probability.
+type Sampler interface {
+	// Keep reports whether the next selected record is delivered.
+	Keep() bool
+}
+
+// Spec is a validated stream request: what to read, from where to where,
+// and the settings that bound it. The zero value of each setting means
+// "none" (no cap, no heartbeat, no maximum duration, no lag limit).
+type Spec struct {
+	// Query is the stream and filter read.
+	Query engine.Query
+	// Mode is Watch or Replay.
+	Mode Mode
+	// Cursors bound the history; a replay needs a start cursor.
+	Cursors Cursors
+	// HistoryCap bounds the history records delivered; a stream with more
+	// ends with HistoryLimit once the cap is delivered (0 = no cap).
+	HistoryCap int
+	// PageSize is the number of stored records fetched per history page
+	// (default 100).
+	PageSize int
+	// PageDelay is the pause between history pages.
+	PageDelay time.Duration
+	// Heartbeat is the interval of the sink's heartbeats (Watch only).
+	Heartbeat time.Duration
+	// MaxDuration ends a watch that has run that long (Watch only).
+	MaxDuration time.Duration
+	// MaxLag ends a live stream whose oldest undelivered record has waited
+	// longer than it (Lagging, with that record as the resume point).
+	MaxLag time.Duration
+	// QueueSize and Overflow configure the live subscription's queue.
+	QueueSize int
+	Overflow  engine.OverflowPolicy
+	// Where, when not nil, selects the records delivered (after the
+	// query's filter), in history and live alike.
+	Where Predicate
+	// Sample, when not nil, thins the selected records.
+	Sample Sampler
+	// Format names the payload view the sink renders (the sink's
+	// business; the runner only carries it).
+	Format string
+}
+
+// Opening is what a sink learns when the stream is set up.
+type Opening struct {
+	// Boundary is the last sequence stored when the stream joined: history
+	// is at or below it, live above it.
+	Boundary uint64
+}
+
+// Sink is a transport's side of a stream. Calls come from the goroutine
+// running Run, in this order: Open once, then Records (with Flush after
+// each page and each live burst), Heartbeats and at most one
+// HistoryDone, in any interleaving the stream produces. An error from any
+// call means the client is gone: Run returns at once with ClientGone.
+// The final frame (the end) is the transport's, from Run's End.
+type Sink interface {
+	// Open starts the stream towards the client (for SSE: the response
+	// headers and the opening event).
+	Open(o Opening) error
+	// Record queues one record; it may buffer it until Flush.
+	Record(rec *engine.Record, ph Phase) error
+	// Flush sends what is queued.
+	Flush() error
+	// Heartbeat tells the client the stream is alive.
+	Heartbeat() error
+	// HistoryDone reports that the history phase of a stream with a start
+	// cursor is complete (also when it was empty): the next records are
+	// live. It is not called when the history ends the stream otherwise.
+	HistoryDone() error
+}
+
+// Deadliner is implemented by sinks whose writes can be bounded: before
+// handing over a live record, Run tells the sink by when the output
+// queued from then on must be out (the record's lag limit), so that a
+// write blocked by a client that reads nothing gives up then.
+type Deadliner interface {
+	Due(t time.Time)
+}
+
+// Reason says why a stream ended.
+type Reason uint8
+
+// Reasons.
+const (
+	// ClientGone: the client went away, or a write to it failed. Nothing
+	// more can be sent.
+	ClientGone Reason = iota
+	// SetupFailed: joining the live fan-out or reading the boundary failed
+	// before the sink was opened (End.Err says why).
+	SetupFailed
+	// EndOfStream: a replay delivered everything within its cursors.
+	EndOfStream
+	// HistoryLimit: the historical cap was reached with more history left.
+	HistoryLimit
+	// HistoryFailed: a history page could not be read (End.Err).
+	HistoryFailed
+	// MaxDuration: the watch ran for Spec.MaxDuration.
+	MaxDuration
+	// Overflow: the live subscription's queue overflowed.
+	Overflow
+	// Lagging: the oldest undelivered live record waited longer than
+	// Spec.MaxLag.
+	Lagging
+	// Gap: the backend lost live notifications it could not recover, or
+	// the live feed was interrupted otherwise (End.Err).
+	Gap
+	// Shutdown: the server is shutting down.
+	Shutdown
+	// SchemaChanged: a reload changed the stream's event type.
+	SchemaChanged
+	// SchemaRemoved: a reload removed the stream's event type.
+	SchemaRemoved
+	// Unauthorized: the client's credentials expired or were revoked.
+	Unauthorized
+)
+
+var reasonNames = [...]string{
+	ClientGone: "client_gone", SetupFailed: "setup_failed", EndOfStream: "end_of_stream",
+	HistoryLimit: "history_limit", HistoryFailed: "history_failed", MaxDuration: "max_duration",
+	Overflow: "overflow", Lagging: "lagging", Gap: "gap", Shutdown: "server_shutdown",
+	SchemaChanged: "schema_changed", SchemaRemoved: "schema_removed", Unauthorized: "unauthorized",
+}
+
+// String returns the reason's name (the session protocol's where it has
+// one).
+func (r Reason) String() string {
+	if int(r) < len(reasonNames) {
+		return reasonNames[r]
+	}
+	return fmt.Sprintf("reason(%d)", r)
+}
+
+// End is how and where a stream ended.
+type End struct {
+	// Reason says why.
+	Reason Reason
+	// ResumeFrom is the sequence a client continues from with nothing
+	// lost: the one after the last delivered record, or the undelivered
+	// record a lagging stream stopped at, or the start of what it had not
+	// reached yet. 0 when the stream completed (EndOfStream) or nothing
+	// can be said (SetupFailed, ClientGone).
+	ResumeFrom uint64
+	// Delivered reports whether any record was handed to the sink.
+	Delivered bool
+	// Err is the cause behind SetupFailed, HistoryFailed, Gap and
+	// Overflow; nil otherwise.
+	Err error
+	// Message says why in words, for logs and for transports that show it.
+	Message string
+}
+
+// Stop is the cause with which a transport cancels a running stream's
+// context to end it with a reason of its own (Shutdown, SchemaChanged,
+// SchemaRemoved, Unauthorized); any other cancellation is ClientGone.
+type Stop struct {
+	Reason  Reason
+	Message string
+}
+
+// Error implements error.
+func (s *Stop) Error() string {
+	if s.Message != "" {
+		return "stream stopped: " + s.Reason.String() + ": " + s.Message
+	}
+	return "stream stopped: " + s.Reason.String()
+}
+
+// DefaultPageSize is the history page size when Spec.PageSize is unset.
+const DefaultPageSize = 100
+
+// Run runs one stream until it ends and returns why. ctx bounds it: its
+// cancellation with a *Stop cause ends the stream with that reason; any
+// other cancellation means the client went away. Run calls sink only from
+// its own goroutine.
+func Run(ctx context.Context, eng engine.Engine, spec Spec, sink Sink) End {
+	r := &runner{ctx: ctx, eng: eng, spec: spec, sink: sink}
+	if spec.PageSize <= 0 {
+		r.spec.PageSize = DefaultPageSize
+	}
+	r.due, _ = sink.(Deadliner)
+	return r.run()
+}
+
+// runner is one running stream.
+type runner struct {
+	ctx  context.Context
+	eng  engine.Engine
+	spec Spec
+	sink Sink
+	due  Deadliner
+
+	sub      *engine.Subscription
+	boundary uint64
+	beat     <-chan time.Time
+	maxDur   <-chan time.Time
+	// lastSeq is the sequence of the last record handed to the sink;
+	// delivered reports whether there was one.
+	lastSeq   uint64
+	delivered bool
+}
+
+func (r *runner) run() End {
+	if stop := r.stopped(); stop != nil {
+		// Ended before it began (a shutdown under way): open and end at
+		// once, as a stream already running would.
+		if r.sink.Open(Opening{}) != nil {
+			return End{Reason: ClientGone}
+		}
+		return r.stopEnd(stop)
+	}
+	if r.spec.Mode == Watch {
+		sub, err := r.eng.Subscribe(r.ctx, r.spec.Query, engine.SubscribeOptions{QueueSize: r.spec.QueueSize, Overflow: r.spec.Overflow})
+		if err != nil {
+			return r.setupFailed(err)
+		}
+		defer sub.Close()
+		r.sub, r.boundary = sub, sub.Boundary()
+		if d := r.spec.MaxDuration; d > 0 {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			r.maxDur = t.C
+		}
+	} else {
+		last, err := r.eng.LastSeq(r.ctx, r.spec.Query.Stream)
+		if err != nil {
+			return r.setupFailed(err)
+		}
+		r.boundary = last
+	}
+	if r.sink.Open(Opening{Boundary: r.boundary}) != nil {
+		return End{Reason: ClientGone}
+	}
+	if r.spec.Mode == Watch && r.spec.Heartbeat > 0 {
+		if r.sink.Heartbeat() != nil {
+			return End{Reason: ClientGone}
+		}
+		t := time.NewTicker(r.spec.Heartbeat)
+		defer t.Stop()
+		r.beat = t.C
+	}
+	if r.spec.Cursors.HasStart() {
+		if end, ok := r.history(); !ok {
+			return end
+		}
+		if r.sink.HistoryDone() != nil {
+			return End{Reason: ClientGone}
+		}
+		if r.spec.Mode == Replay {
+			return End{Reason: EndOfStream, Delivered: r.delivered}
+		}
+	}
+	return r.live()
+}
+
+// setupFailed is the end of a stream whose setup failed: a stop that
+// caused it wins.
+func (r *runner) setupFailed(err error) End {
+	if stop := r.stopped(); stop != nil {
+		if r.sink.Open(Opening{}) != nil {
+			return End{Reason: ClientGone}
+		}
+		return r.stopEnd(stop)
+	}
+	if r.ctx.Err() != nil {
+		return End{Reason: ClientGone, Err: err}
+	}
+	return End{Reason: SetupFailed, Err: err, Message: "the stream could not be set up"}
+}
+
+// stopped returns the Stop that ended ctx, or nil.
+func (r *runner) stopped() *Stop {
+	if r.ctx.Err() == nil {
+		return nil
+	}
+	var s *Stop
+	if errors.As(context.Cause(r.ctx), &s) {
+		return s
+	}
+	return nil
+}
+
+// ctxEnd is the end of a stream whose context ended.
+func (r *runner) ctxEnd() End {
+	if stop := r.stopped(); stop != nil {
+		return r.stopEnd(stop)
+	}
+	return End{Reason: ClientGone}
+}
+
+// stopEnd is the end for a Stop, resuming after what was delivered.
+func (r *runner) stopEnd(s *Stop) End {
+	return End{Reason: s.Reason, ResumeFrom: r.next(), Delivered: r.delivered, Message: s.Message}
+}
+
+// next is the sequence the client needs next.
+func (r *runner) next() uint64 {
+	switch {
+	case r.delivered:
+		return r.lastSeq + 1
+	case r.spec.Cursors.FromSeq != nil:
+		return max(*r.spec.Cursors.FromSeq, 1)
+	case r.spec.Cursors.FromDate != nil:
+		return 0 // a date cursor: the client resumes with its date
+	default:
+		return r.boundary + 1
+	}
+}
+
+// maxDurationEnd ends the stream for its maximum duration, unless a stop,
+// which takes precedence, is also pending.
+func (r *runner) maxDurationEnd() End {
+	if stop := r.stopped(); stop != nil {
+		return r.stopEnd(stop)
+	}
+	return End{Reason: MaxDuration, ResumeFrom: r.next(), Delivered: r.delivered, Message: "the stream reached its maximum duration"}
+}
+
+// interrupted checks, without blocking, whether the stream must end now
+// and sends due heartbeats; ok is false with the end when it must.
+func (r *runner) interrupted() (End, bool) {
+	for {
+		select {
+		case <-r.ctx.Done():
+			return r.ctxEnd(), false
+		default:
+		}
+		select {
+		case <-r.maxDur:
+			return r.maxDurationEnd(), false
+		case <-r.beat:
+			if r.sink.Heartbeat() != nil {
+				return End{Reason: ClientGone}, false
+			}
+			continue
+		default:
+		}
+		return End{}, true
+	}
+}
+
+// wait pauses for d while serving heartbeats and interrupts.
+func (r *runner) wait(d time.Duration) (End, bool) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.ctx.Done():
+			return r.ctxEnd(), false
+		case <-r.maxDur:
+			return r.maxDurationEnd(), false
+		case <-r.beat:
+			if r.sink.Heartbeat() != nil {
+				return End{Reason: ClientGone}, false
+			}
+		case <-t.C:
+			return End{}, true
+		}
+	}
+}
+
+// selected applies the spec's WHERE predicate and sampling.
+func (r *runner) selected(rec *engine.Record) bool {
+	if r.spec.Where != nil && !r.spec.Where.Match(rec) {
+		return false
+	}
+	return r.spec.Sample == nil || r.spec.Sample.Keep()
+}
+
+// historyRange is the stored range the history phase reads.
+func (r *runner) historyRange() engine.Range {
+	c := r.spec.Cursors
+	rng := engine.Range{ToSeq: r.boundary}
+	if c.FromSeq != nil {
+		rng.FromSeq = *c.FromSeq
+	}
+	if c.FromDate != nil {
+		rng.FromTime = *c.FromDate
+	}
+	if c.ToSeq != nil && *c.ToSeq < rng.ToSeq {
+		rng.ToSeq = *c.ToSeq
+	}
+	if c.ToDate != nil {
+		rng.ToTime = *c.ToDate
+	}
+	return rng
+}
+
+// history delivers the stored records within the cursors and the
+// boundary, with the historical cap and its lookahead: the stream ends
+// with HistoryLimit only when a record beyond the cap exists. ok reports
+// that the history is complete and the stream goes on.
+func (r *runner) history() (End, bool) {
+	rng := r.historyRange()
+	if rng.FromSeq > rng.ToSeq {
+		return End{}, true
+	}
+	reader, err := r.eng.History(r.ctx, r.spec.Query, rng)
+	if err != nil {
+		return r.historyFailed(err), false
+	}
+	defer reader.Close()
+	delivered := 0
+	capped := r.spec.HistoryCap > 0
+	for {
+		if end, ok := r.interrupted(); !ok {
+			return end, false
+		}
+		recs, done, err := reader.Next(r.ctx, r.spec.PageSize)
+		if err != nil {
+			return r.historyFailed(err), false
+		}
+		for _, rec := range recs {
+			if !r.selected(rec) {
+				continue
+			}
+			if capped && delivered == r.spec.HistoryCap {
+				if r.sink.Flush() != nil {
+					return End{Reason: ClientGone}, false
+				}
+				return End{Reason: HistoryLimit, ResumeFrom: rec.Seq, Delivered: r.delivered,
+					Message: fmt.Sprintf("the historical cap of %d notifications was reached", r.spec.HistoryCap)}, false
+			}
+			if r.sink.Record(rec, History) != nil {
+				return End{Reason: ClientGone}, false
+			}
+			r.lastSeq, r.delivered = rec.Seq, true
+			delivered++
+		}
+		if r.sink.Flush() != nil {
+			return End{Reason: ClientGone}, false
+		}
+		if done {
+			return End{}, true
+		}
+		if d := r.spec.PageDelay; d > 0 {
+			if end, ok := r.wait(d); !ok {
+				return end, false
+			}
+		}
+	}
+}
+
+// historyFailed is the end of a stream whose history could not be read:
+// a stop or the client's departure explain it first.
+func (r *runner) historyFailed(err error) End {
+	if r.ctx.Err() != nil {
+		end := r.ctxEnd()
+		end.Err = err
+		return end
+	}
+	msg := "fetching stored notifications failed"
+	if errors.Is(err, engine.ErrUnavailable) {
+		msg = "the notification backend is unavailable; reconnect later from the last received sequence"
+	}
+	return End{Reason: HistoryFailed, ResumeFrom: r.next(), Delivered: r.delivered, Err: err, Message: msg}
+}
+
+// live delivers live records until the stream ends.
+func (r *runner) live() End {
+	liveSince := time.Now()
+	maxLag := r.spec.MaxLag
+	c := r.sub.C()
+	for {
+		select {
+		case <-r.ctx.Done():
+			return r.ctxEnd()
+		default:
+		}
+		select {
+		case <-r.ctx.Done():
+			return r.ctxEnd()
+		case <-r.maxDur:
+			return r.maxDurationEnd()
+		case <-r.beat:
+			if r.sink.Heartbeat() != nil {
+				return End{Reason: ClientGone}
+			}
+		case rec := <-c:
+			// The lag of a record counts from its arrival, or from when
+			// the stream went live for those it buffered during history.
+			since := rec.LiveAt
+			if since.Before(liveSince) {
+				since = liveSince
+			}
+			if maxLag > 0 && time.Since(since) > maxLag {
+				return End{Reason: Lagging, ResumeFrom: rec.Seq, Delivered: r.delivered,
+					Message: fmt.Sprintf("the client did not read for %s: its oldest undelivered notification waited longer than that", maxLag)}
+			}
+			if !r.selected(rec) {
+				continue
+			}
+			if maxLag > 0 && r.due != nil {
+				r.due.Due(since.Add(maxLag))
+			}
+			if r.sink.Record(rec, Live) != nil {
+				return End{Reason: ClientGone}
+			}
+			r.lastSeq, r.delivered = rec.Seq, true
+			// Flush when nothing else is waiting: a burst goes out in
+			// one write, a single notification at once.
+			if len(c) == 0 && r.sink.Flush() != nil {
+				return End{Reason: ClientGone}
+			}
+		case <-r.sub.Done():
+			return r.subscriptionEnded(r.sub.Err())
+		}
+	}
+}
+
+// subscriptionEnded maps the engine's end of the live subscription.
+func (r *runner) subscriptionEnded(err error) End {
+	if stop := r.stopped(); stop != nil {
+		return r.stopEnd(stop)
+	}
+	end := End{ResumeFrom: r.next(), Delivered: r.delivered, Err: err}
+	switch {
+	case errors.Is(err, engine.ErrClosed):
+		end.Reason, end.Message = Shutdown, "the backend closed"
+	case errors.Is(err, engine.ErrOverflow):
+		end.Reason = Overflow
+		end.Message = fmt.Sprintf("the watcher fell more than %d notifications behind", r.queueSize())
+	case errors.Is(err, engine.ErrGap):
+		end.Reason, end.Message = Gap, "the live feed lost its connection to the backend"
+	default:
+		end.Reason, end.Message = Gap, "the live feed of this watch was interrupted"
+	}
+	return end
+}
+
+// queueSize is the live queue bound in force.
+func (r *runner) queueSize() int {
+	if r.spec.QueueSize > 0 {
+		return r.spec.QueueSize
+	}
+	return engine.DefaultQueueSize
+}
