@@ -1,13 +1,14 @@
 package handlers
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"herald/engine"
 	"herald/notification"
@@ -56,7 +57,7 @@ func ParseNotificationID(raw string) (stream string, seq uint64, err error) {
 
 // AdminDelete serves DELETE /api/v1/admin/notification/{notification_id}.
 func (h *Handlers) AdminDelete(w http.ResponseWriter, r *http.Request) {
-	raw := chi.URLParam(r, "notification_id")
+	raw := pathParam(r, "notification_id")
 	id := RequestID(r.Context())
 	name, seq, err := ParseNotificationID(raw)
 	if err != nil {
@@ -95,9 +96,10 @@ func (h *Handlers) AdminWipeStream(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		StreamName *string `json:"stream_name"`
 	}
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil || req.StreamName == nil || strings.TrimSpace(*req.StreamName) == "" {
+	// Keys are matched exactly (encoding/json would take "Stream_Name"),
+	// unknown and repeated keys are refused.
+	err = jsonv2.Unmarshal(body, &req, jsonv2.RejectUnknownMembers(true))
+	if err != nil || req.StreamName == nil || strings.TrimSpace(*req.StreamName) == "" {
 		msg := `body must be a JSON object {"stream_name": "<STREAM>"}`
 		if err != nil {
 			msg += ": " + err.Error()
@@ -105,8 +107,10 @@ func (h *Handlers) AdminWipeStream(w http.ResponseWriter, r *http.Request) {
 		WriteJSON(w, http.StatusBadRequest, AdminWipeResponse{Message: msg, RequestID: id})
 		return
 	}
+	// The name is the stream's own, never an event type's: wiping must
+	// not resolve an alias (as in aviso-server).
 	name := *req.StreamName
-	stream := h.Registry().ResolveStream(name)
+	stream := name
 	if err := checkStreamName(stream); err != nil {
 		WriteJSON(w, http.StatusBadRequest, AdminWipeResponse{Message: "stream_name: " + err.Error(), RequestID: id})
 		return
@@ -156,4 +160,17 @@ func checkStreamName(name string) error {
 		shown = strings.ToValidUTF8(shown[:64], "") + "…"
 	}
 	return fmt.Errorf("%q (%d bytes) is not a valid stream or event type name: it must match %s", shown, len(name), topic.BaseRule)
+}
+
+// pathParam returns a route parameter percent-decoded: the router matches
+// on the escaped path, so a client that encodes a segment (JavaScript's
+// encodeURIComponent turns '@' into %40) gets the value it meant, as with
+// aviso-server. A segment that is not valid percent-encoding is kept as
+// sent.
+func pathParam(r *http.Request, name string) string {
+	raw := chi.URLParam(r, name)
+	if v, err := url.PathUnescape(raw); err == nil {
+		return v
+	}
+	return raw
 }

@@ -21,6 +21,7 @@ func TestOnJetStream(t *testing.T) {
 		{"SlowWatcherIsClosed", TestSlowWatcherIsClosed},
 		{"Admin", TestAdmin},
 		{"LongSubjectsRefused", TestLongSubjectsRefused},
+		{"AvisoConformance", TestAvisoConformance},
 	} {
 		t.Run(c.name, c.fn)
 	}

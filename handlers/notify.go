@@ -24,7 +24,7 @@ func (h *Handlers) Notify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reg := h.Registry()
-	req, err := notification.ParseRequest(body)
+	req, err := notification.ParseNotifyRequest(body)
 	if err != nil {
 		writeRequestError(w, r, notifyEndpoint, err)
 		return

@@ -44,8 +44,13 @@ func TestParsePipeline(t *testing.T) {
 				if r.Body["code"] != c.code || r.Body["error"] != ep.label {
 					t.Fatalf("code %v error %v, want %s %s", r.Body["code"], r.Body["error"], c.code, ep.label)
 				}
-				if c.message != "" && r.Body["message"] != c.message {
-					t.Fatalf("message %q\nwant    %q", r.Body["message"], c.message)
+				want := c.message
+				if ep.path == "/api/v1/notification" {
+					// The replay end cursors are unknown on notify.
+					want = strings.Replace(want, "from_date, to_id, to_date, payload", "from_date, payload", 1)
+				}
+				if want != "" && r.Body["message"] != want {
+					t.Fatalf("message %q\nwant    %q", r.Body["message"], want)
 				}
 				id := r.Header.Get("X-Request-ID")
 				if !uuidRE.MatchString(id) || r.Body["request_id"] != id {

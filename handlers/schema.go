@@ -2,8 +2,6 @@ package handlers
 
 import (
 	"net/http"
-
-	"github.com/go-chi/chi/v5"
 )
 
 // SchemaList serves GET /api/v1/schema (reference §16).
@@ -30,7 +28,7 @@ func (h *Handlers) SchemaList(w http.ResponseWriter, r *http.Request) {
 // SchemaGet serves GET /api/v1/schema/{event_type} (reference §16).
 func (h *Handlers) SchemaGet(w http.ResponseWriter, r *http.Request) {
 	reg := h.Registry()
-	name := chi.URLParam(r, "event_type")
+	name := pathParam(r, "event_type")
 	names := reg.Names()
 	s, ok := reg.Schema(name)
 	if !ok {

@@ -57,14 +57,14 @@ func Coerce(raw json.RawMessage) (string, error) {
 }
 
 // CoerceNumberText is the number rule of Coerce applied to the text of one
-// JSON number. It mirrors serde_json 1.0.140 (the releases that print
-// floats with ryu, as the aviso-server 0.7 line locks) with its default
+// JSON number. It mirrors serde_json 1.0.150 (the release aviso-server
+// 0.7.1 locks, which prints floats with zmij) with its default
 // features, as Aviso builds it: an integer that fits u64 (or, when negative, i64)
 // prints as an integer; every other number (fraction, exponent, -0, or an
 // integer outside those ranges) is parsed into an f64 with serde_json's
 // fast algorithm, which is not always correctly rounded, and printed the
 // way serde_json prints an f64 (ryu's shortest digits: 4.0 → "4.0",
-// 1e3 → "1000.0", 1e16 → "1e16", 0.00001 → "0.00001", 1.5e-7 → "1.5e-7",
+// 1e3 → "1000.0", 1e16 → "1e+16", 0.00001 → "0.00001", 1.5e-7 → "1.5e-7",
 // -0 → "-0.0"). Text that is not a JSON number is an error, and so is a
 // number too large for f64 (serde_json rejects 1e400).
 func CoerceNumberText(num string) (string, error) {
@@ -277,7 +277,7 @@ var serdePow10 = func() [309]float64 {
 	return t
 }()
 
-// serdeNumberParser parses one JSON number following serde_json 1.0.140's
+// serdeNumberParser parses one JSON number following serde_json 1.0.150's
 // deserializer without the float_roundtrip feature, step by step, so that
 // the f64 it produces is the same, including its rounding.
 type serdeNumberParser struct {
@@ -534,12 +534,14 @@ func (ps *serdeNumberParser) exponentOverflow(positive, zeroSig, positiveExp boo
 	return math.Copysign(0, -1), nil
 }
 
-// ryuFormat prints a finite f64 as serde_json 1.0.140 does (ryu's
-// format_finite): the shortest digits that round-trip, laid out by the
+// ryuFormat prints a finite f64 as serde_json 1.0.150 does (zmij's
+// format_finite, which keeps ryu's layout and adds a '+' to positive
+// exponents): the shortest digits that round-trip, laid out by the
 // decimal exponent kk (10^(kk-1) <= |f| < 10^kk) of those digits:
 // integers below 1e16 as "digits.0", other values with kk in (-5, 16] in
-// positional notation, everything else as d.ddde±x with no "+" sign and no
-// padding of the exponent. Zero is "0.0" or "-0.0".
+// positional notation, everything else as d.ddde±x with the exponent's
+// sign always written and no padding of the exponent (1e+16, 1.5e-7).
+// Zero is "0.0" or "-0.0".
 func ryuFormat(f float64) string {
 	if f == 0 {
 		if math.Signbit(f) {
@@ -580,13 +582,16 @@ func ryuFormat(f float64) string {
 			b = append(b, '0')
 		}
 		b = append(b, digits...)
-	case length == 1:
-		b = append(b, digits[0], 'e')
-		b = strconv.AppendInt(b, int64(kk-1), 10)
 	default:
-		b = append(b, digits[0], '.')
-		b = append(b, digits[1:]...)
+		b = append(b, digits[0])
+		if length > 1 {
+			b = append(b, '.')
+			b = append(b, digits[1:]...)
+		}
 		b = append(b, 'e')
+		if kk > 0 {
+			b = append(b, '+')
+		}
 		b = strconv.AppendInt(b, int64(kk-1), 10)
 	}
 	return string(b)

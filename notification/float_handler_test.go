@@ -16,7 +16,7 @@ func TestNewFloatHandler(t *testing.T) {
 		{rng: nil, describe: `{"range":null}`},
 		{rng: []string{"0.0", "10.0"}, describe: `{"range":[0.0,10.0]}`},
 		{rng: []string{"0", "10"}, describe: `{"range":[0.0,10.0]}`},
-		{rng: []string{"-1.5", "1e16"}, describe: `{"range":[-1.5,1e16]}`},
+		{rng: []string{"-1.5", "1e16"}, describe: `{"range":[-1.5,1e+16]}`},
 		{rng: []string{".5", "5."}, describe: `{"range":[0.5,5.0]}`},
 		{rng: []string{"-0", "0.00001"}, describe: `{"range":[-0.0,0.00001]}`},
 		{rng: []string{"2.5", "2.5"}, describe: `{"range":[2.5,2.5]}`},

@@ -38,11 +38,33 @@ var requestFields = map[string]bool{
 // keys (UnknownField, checked before the shape), then the shape of each
 // field (InvalidShape). It returns a *ParseError on failure. Raw values in
 // the result alias body.
-func ParseRequest(body []byte) (*Request, error) {
+func ParseRequest(body []byte) (*Request, error) { return parseRequest(body, requestFields, requestAllowed) }
+
+// notifyFields are the top-level keys of a notify request: the replay end
+// cursors are unknown there, as in aviso-server.
+var notifyFields = map[string]bool{
+	"event_type": true, "identifier": true, "from_id": true, "from_date": true, "payload": true,
+}
+
+const (
+	requestAllowed = "event_type, identifier, from_id, from_date, to_id, to_date, payload"
+	notifyAllowed  = "event_type, identifier, from_id, from_date, payload"
+)
+
+// ParseNotifyRequest is ParseRequest for a notify body, where to_id and
+// to_date are unknown fields.
+func ParseNotifyRequest(body []byte) (*Request, error) {
+	return parseRequest(body, notifyFields, notifyAllowed)
+}
+
+func parseRequest(body []byte, fields map[string]bool, allowed string) (*Request, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, &ParseError{Kind: InvalidJSON, Detail: "EOF while parsing a value: the body is empty"}
 	}
 	top, err := scanRequest(body)
+	if err == nil {
+		err = checkNumberRange(body)
+	}
 	if err != nil {
 		return nil, &ParseError{Kind: InvalidJSON, Detail: err.Error()}
 	}
@@ -51,14 +73,13 @@ func ParseRequest(body []byte) (*Request, error) {
 	}
 	var unknown []string
 	for _, m := range top.members {
-		if !requestFields[m.key] {
+		if !fields[m.key] {
 			unknown = append(unknown, m.key)
 		}
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return nil, &ParseError{Kind: UnknownField, Detail: quoteList(unknown) +
-			" (allowed: event_type, identifier, from_id, from_date, to_id, to_date, payload)"}
+		return nil, &ParseError{Kind: UnknownField, Detail: quoteList(unknown) + " (allowed: " + allowed + ")"}
 	}
 	if top.dup != "" {
 		return nil, &ParseError{Kind: InvalidShape, Detail: fmt.Sprintf("duplicate field `%s`", top.dup)}
@@ -280,4 +301,51 @@ func jsonKind(c byte) string {
 	default:
 		return "a number"
 	}
+}
+
+// checkNumberRange refuses a body holding a number that serde_json cannot
+// hold (beyond the f64 range, such as 1e400): aviso-server fails such a
+// body as invalid JSON, and no JSON client could read it back. Only a
+// body with an exponent or a very long run of digits can hold one, so the
+// others are not walked.
+func checkNumberRange(body []byte) error {
+	if !mayOverflow(body) {
+		return nil
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(body), jsontext.AllowDuplicateNames(true))
+	for {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil // the body was checked as JSON already; io.EOF ends it
+		}
+		if tok.Kind() != '0' {
+			continue
+		}
+		num := tok.String()
+		if _, err := serdeParseNumber(num); err != nil {
+			off := dec.InputOffset()
+			line := 1 + bytes.Count(body[:off], []byte("\n"))
+			col := int(off) - bytes.LastIndexByte(body[:off], '\n')
+			return fmt.Errorf("number out of range at line %d column %d: %s cannot be represented as a 64-bit float", line, col, coerceSnippet(num))
+		}
+	}
+}
+
+// mayOverflow reports whether b holds an exponent marker or a run of more
+// than 308 digits, without which no JSON number exceeds the f64 range.
+func mayOverflow(b []byte) bool {
+	run := 0
+	for _, c := range b {
+		switch {
+		case c == 'e' || c == 'E':
+			return true
+		case '0' <= c && c <= '9':
+			if run++; run > 308 {
+				return true
+			}
+		default:
+			run = 0
+		}
+	}
+	return false
 }

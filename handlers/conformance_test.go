@@ -1,0 +1,93 @@
+package handlers_test
+
+import (
+	"net/http"
+	"testing"
+
+	"herald/engine"
+)
+
+// TestAvisoConformance sends the requests where differential testing
+// against aviso-server 0.7.1 found herald answering otherwise, and checks
+// herald's answer now.
+func TestAvisoConformance(t *testing.T) {
+	s := startServer(t, testConfig+"  mars_x:\n    identifier:\n      a: {type: StringHandler, required: false}\n", nil)
+	s.notify(t, `{"event_type":"mars","identifier":{"class":"od","expver":"1","domain":"g","date":"20250706","time":"12","stream":"enfo","step":1}}`)
+	s.notify(t, `{"event_type":"dissemination","identifier":{"target":"t","date":"2025-07-06","polygon":[[0,0],[0,1],[1,1],[0,0]]},"payload":{"p":1}}`)
+
+	t.Run("percent-encoded notification id", func(t *testing.T) {
+		r := s.do(t, http.MethodDelete, "/api/v1/admin/notification/mars%401", "")
+		if r.Status != http.StatusOK || r.Body["message"] != "Notification deleted" || r.Body["notification_id"] != "mars@1" {
+			t.Fatalf("%d %s", r.Status, r.Raw)
+		}
+	})
+	t.Run("percent-encoded event type", func(t *testing.T) {
+		r := s.do(t, http.MethodGet, "/api/v1/schema/mars%5Fx", "")
+		if r.Status != http.StatusOK || r.Body["event_type"] != "mars_x" {
+			t.Fatalf("%d %s", r.Status, r.Raw)
+		}
+	})
+	t.Run("wipe never resolves an event type", func(t *testing.T) {
+		r := s.do(t, http.MethodDelete, "/api/v1/admin/wipe/stream", `{"stream_name":"dissemination"}`)
+		// In memory an unknown stream wipes nothing and succeeds (as in
+		// aviso); JetStream has no stream of that name.
+		want := http.StatusOK
+		if _, memory := s.Engine.(*engine.Memory); !memory {
+			want = http.StatusNotFound
+		}
+		if r.Status != want {
+			t.Fatalf("%d %s", r.Status, r.Raw)
+		}
+		st := s.open(t, "/api/v1/replay", `{"event_type":"dissemination","identifier":{},"from_id":"0"}`)
+		if got := names(st.all(wait)); len(got) != 4 || got[1] != "replay:dissemination@1" {
+			t.Fatalf("the dissemination stream lost its notification: %v", got)
+		}
+	})
+	t.Run("wipe keys are case-sensitive", func(t *testing.T) {
+		r := s.do(t, http.MethodDelete, "/api/v1/admin/wipe/stream", `{"Stream_Name":"diss"}`)
+		if r.Status != http.StatusBadRequest || r.Body["success"] != false {
+			t.Fatalf("%d %s", r.Status, r.Raw)
+		}
+	})
+	for _, c := range []struct{ path, fromID, code, message string }{
+		{"/api/v1/replay", " 7", "INVALID_REPLAY_REQUEST", `invalid from_id: sequence " 7" has surrounding whitespace: send only the digits, "7"`},
+		{"/api/v1/replay", "7 ", "INVALID_REPLAY_REQUEST", `invalid from_id: sequence "7 " has surrounding whitespace: send only the digits, "7"`},
+		{"/api/v1/watch", "\\t1", "INVALID_WATCH_REQUEST", `invalid from_id: sequence "\t1" has surrounding whitespace: send only the digits, "1"`},
+	} {
+		t.Run("from_id "+c.fromID, func(t *testing.T) {
+			r := s.do(t, http.MethodPost, c.path, `{"event_type":"mars","identifier":{"class":"od"},"from_id":"`+c.fromID+`"}`)
+			if r.Status != http.StatusBadRequest || r.Body["code"] != c.code || r.Body["message"] != c.message {
+				t.Fatalf("%d %s\nwant %q", r.Status, r.Raw, c.message)
+			}
+		})
+	}
+	t.Run("large number in a string identifier", func(t *testing.T) {
+		s.notify(t, `{"event_type":"extreme","identifier":{"region":1e16,"anomaly":1}}`)
+		st := s.open(t, "/api/v1/replay", `{"event_type":"extreme","identifier":{"region":"1e+16"},"from_id":"0"}`)
+		evs := st.all(wait)
+		if len(evs) != 4 {
+			t.Fatalf("events %v", names(evs))
+		}
+		ce := evs[1].Data
+		ident := ce["data"].(map[string]any)["identifier"].(map[string]any)
+		if ident["region"] != "1e+16" || evs[0].Data["topic"] != "extreme.1e+16.*" {
+			t.Fatalf("identifier %v topic %v", ident, evs[0].Data["topic"])
+		}
+	})
+	t.Run("payload number out of range", func(t *testing.T) {
+		r := s.do(t, http.MethodPost, "/api/v1/notification", `{"event_type":"extreme","identifier":{"region":"r","anomaly":1},"payload":{"v":1e400}}`)
+		if r.Status != http.StatusBadRequest || r.Body["code"] != "INVALID_JSON" ||
+			r.Body["message"] != `JSON parsing failed: number out of range at line 1 column 85: "1e400" cannot be represented as a 64-bit float` {
+			t.Fatalf("%d %s", r.Status, r.Raw)
+		}
+	})
+	for _, key := range []string{"to_id", "to_date"} {
+		t.Run(key+" on notify", func(t *testing.T) {
+			r := s.do(t, http.MethodPost, "/api/v1/notification", `{"event_type":"extreme","identifier":{"region":"r","anomaly":1},"`+key+`":"3"}`)
+			if r.Status != http.StatusBadRequest || r.Body["code"] != "UNKNOWN_FIELD" ||
+				r.Body["message"] != "Request contains unknown fields: '"+key+"' (allowed: event_type, identifier, from_id, from_date, payload)" {
+				t.Fatalf("%d %s", r.Status, r.Raw)
+			}
+		})
+	}
+}
