@@ -49,12 +49,9 @@ func NewRouter(opts Options) http.Handler {
 	}
 	r := chi.NewRouter()
 	r.Use(RequestID, Recoverer(log), AccessLog(log), opts.CORS.Middleware)
-	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "404 page not found: "+r.URL.Path, http.StatusNotFound)
-	})
-	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "405 method not allowed: "+r.Method+" "+r.URL.Path, http.StatusMethodNotAllowed)
-	})
+	// Set before the routes: sub-routers inherit them when mounted.
+	r.NotFound(notFound)
+	r.MethodNotAllowed(methodNotAllowed(r))
 
 	r.Get("/", h.Home)
 	r.Get("/health", h.Health)
