@@ -66,6 +66,11 @@ func NewAuthenticator(opts AuthOptions) (*Authenticator, error) {
 // Policy is the authorisation policy the handlers apply per stream.
 func (a *Authenticator) Policy() handlers.AuthPolicy { return a.policy }
 
+// MsgDuplicateAuthorization is the message of the 400 answer to a request
+// with more than one Authorization header: a proxy in front of herald may
+// have checked another one than herald would read.
+const MsgDuplicateAuthorization = "Authorization header must appear only once"
+
 // failure is an authentication answer other than success.
 type failure struct {
 	status int
@@ -78,6 +83,11 @@ func (a *Authenticator) write(w http.ResponseWriter, r *http.Request, f *failure
 	a.log.Warn("request denied by authentication", "request_id", handlers.RequestID(r.Context()),
 		"mode", a.mode, "status", f.status, "reason", f.reason, "username", username, "path", r.URL.Path)
 	switch f.status {
+	case http.StatusBadRequest:
+		handlers.WriteJSON(w, http.StatusBadRequest, handlers.AuthErrorBody{
+			Code: "INVALID_AUTHORIZATION_HEADER", Error: "bad_request", Message: f.msg,
+			RequestID: handlers.RequestID(r.Context()),
+		})
 	case http.StatusUnauthorized:
 		handlers.WriteUnauthorized(w, r, a.policy.Direct, f.msg)
 	case http.StatusForbidden:
@@ -90,10 +100,14 @@ func (a *Authenticator) write(w http.ResponseWriter, r *http.Request, f *failure
 // resolve authenticates the request. It returns nil and no failure for a
 // request without usable credentials on a non-admin route (a malformed
 // header counts as none there); a well-formed header is always verified.
+// More than one Authorization header is a 400 on every route.
 func (a *Authenticator) resolve(r *http.Request, admin bool) (*handlers.Identity, *failure) {
 	values := r.Header.Values("Authorization")
-	if len(values) == 0 {
+	switch {
+	case len(values) == 0:
 		return nil, nil
+	case len(values) > 1:
+		return nil, &failure{http.StatusBadRequest, MsgDuplicateAuthorization, "more than one authorization header"}
 	}
 	creds, err := ParseAuthorization(values[0], a.policy.Direct)
 	if err != nil {
