@@ -131,9 +131,12 @@ func (a *Authenticator) resolve(r *http.Request, admin bool) (*handlers.Identity
 		}
 	}
 	id, err := a.verifier.Verify(token)
+	var rule *TokenRuleError
 	switch {
 	case errors.Is(err, ErrMissingUserClaims):
 		return nil, &failure{http.StatusUnauthorized, handlers.MsgMissingUserClaims, err.Error()}
+	case errors.As(err, &rule):
+		return nil, &failure{http.StatusUnauthorized, rule.Message, err.Error()}
 	case err != nil:
 		return nil, &failure{http.StatusUnauthorized, handlers.MsgInvalidToken, err.Error()}
 	}

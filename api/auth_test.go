@@ -247,7 +247,7 @@ func TestTokenClaims(t *testing.T) {
 		{"string attributes", goodAttrs, "readers", 200, ""},
 		{"non-string attributes", badAttrs, "any", 401, handlers.MsgInvalidToken},
 		{"roles not a list", roleString, "any", 401, handlers.MsgInvalidToken},
-		{"exp not a number", expString, "any", 401, handlers.MsgInvalidToken},
+		{"exp not a number", expString, "any", 401, "token claim exp must be a NumericDate (a JSON number)"},
 		{"audience not checked", withAud, "readers", 200, ""},
 		{"not valid yet", notYet, "any", 401, handlers.MsgInvalidToken},
 	}

@@ -6,12 +6,14 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/golang-jwt/jwt/v5"
 
 	"herald/handlers"
 )
 
-// JWTLeeway is the clock skew allowed on exp (and nbf), as in Aviso.
+// JWTLeeway is the clock skew allowed on exp, as in Aviso, and on nbf
+// and iat.
 const JWTLeeway = 60 * time.Second
 
 // Errors of token verification.
@@ -40,8 +42,11 @@ type VerifierOptions struct {
 
 // Verifier checks JWTs locally: signature with an algorithm pinned to
 // its key type, exp required with 60 s leeway, audience not checked
-// (reference §13). Create it with NewVerifier; it is safe for concurrent
-// use.
+// (reference §13); and, beyond Aviso, the standards' rules the JWT
+// library leaves open (see checkTokenJSON): strict JSON without repeated
+// member names, no crit header, NumericDates that are JSON numbers, no
+// iat in the future, claim names matched exactly. Create it with
+// NewVerifier; it is safe for concurrent use.
 type Verifier struct {
 	secret []byte
 	jwks   *jwksFile
@@ -80,6 +85,7 @@ func NewVerifier(opts VerifierOptions) (*Verifier, error) {
 		jwt.WithValidMethods(methods),
 		jwt.WithExpirationRequired(),
 		jwt.WithLeeway(JWTLeeway),
+		jwt.WithIssuedAt(),
 		jwt.WithTimeFunc(now),
 	)
 	return v, nil
@@ -92,6 +98,19 @@ type tokenClaims struct {
 	Realm      *string           `json:"realm"`
 	Roles      []string          `json:"roles"`
 	Attributes map[string]string `json:"attributes"`
+}
+
+// UnmarshalJSON reads the claims with go-json-experiment/json instead of
+// encoding/json, which the JWT library would use: claim names match
+// exactly (RFC 7519 §4; encoding/json would also take "REALM" or
+// "role\u017f" for realm and roles, last one winning), a repeated name
+// or invalid UTF-8 is an error.
+func (c *tokenClaims) UnmarshalJSON(b []byte) error {
+	type plain tokenClaims // no UnmarshalJSON method: no recursion
+	if err := json.Unmarshal(b, (*plain)(c)); err != nil {
+		return fmt.Errorf("token claims: %w", err)
+	}
+	return nil
 }
 
 // key selects the verification key for a token: the secret for HS256,
@@ -127,10 +146,17 @@ func (v *Verifier) key(t *jwt.Token) (any, error) {
 }
 
 // Verify checks a token and returns its user. Errors wrap
-// ErrInvalidToken or ErrMissingUserClaims.
+// ErrInvalidToken or ErrMissingUserClaims; a token refused by one of
+// herald's own rules also wraps a *TokenRuleError naming the rule.
 func (v *Verifier) Verify(token string) (*handlers.Identity, error) {
+	if err := checkTokenJSON(token); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidToken, err)
+	}
 	var c tokenClaims
 	if _, err := v.parser.ParseWithClaims(token, &c, v.key); err != nil {
+		if errors.Is(err, jwt.ErrTokenUsedBeforeIssued) {
+			err = &TokenRuleError{Message: MsgTokenIatInFuture, cause: err}
+		}
 		return nil, fmt.Errorf("%w: %w", ErrInvalidToken, err)
 	}
 	id := &handlers.Identity{Roles: c.Roles, Attributes: c.Attributes}
