@@ -11,7 +11,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -19,16 +18,10 @@ import (
 	"syscall"
 	"time"
 
-	"herald/api"
-	"herald/codec/catalog"
 	"herald/codec/cli"
-	"herald/codec/ddl"
-	"herald/codec/resource"
 	"herald/configs"
-	"herald/engine"
 	"herald/handlers"
-	"herald/jetstream"
-	"herald/notification"
+	"herald/server"
 )
 
 // version is the server version shown on the homepage.
@@ -115,66 +108,18 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 		fmt.Fprintf(stderr, "herald: config %s:\n%v\n", path, err)
 		return 1
 	}
-	reg, err := notification.NewRegistry(cfg)
-	if err != nil {
-		fmt.Fprintf(stderr, "herald: config %s:\n%v\n", path, err)
-		return 1
-	}
-	codecs, err := loadCodecs(cfg.Codecs)
-	if err != nil {
-		fmt.Fprintf(stderr, "herald: config %s: codecs: %v\n", path, err)
-		return 1
-	}
-	log := newLogger(cfg.Logging, stdout)
-	if !reg.Strict() && len(reg.Names()) > 0 {
+	level := new(slog.LevelVar)
+	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: level}))
+	if s := cfg.NotificationSchemaStrict; s != nil && !*s && len(cfg.NotificationSchema) > 0 {
 		log.Warn("notification_schema_strict is false: unknown event types are accepted through the generic fallback")
 	}
-
-	eng, err := newEngine(ctx, cfg, log)
-	if err != nil {
-		fmt.Fprintf(stderr, "herald: backend: %v\n", err)
-		return 1
-	}
-	defer eng.Close() // a no-op after drain
-
-	auth, err := api.NewAuthenticator(api.AuthOptions{Config: cfg.Auth, Logger: log})
+	// Everything the configuration decides is checked first, then the
+	// port is bound (a port in use fails before the backend starts), then
+	// the backend starts.
+	rt, err := server.NewRuntime(cfg, server.RuntimeOptions{Logger: log}, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "herald: config %s:\n%v\n", path, err)
 		return 1
-	}
-	var ecpds *handlers.ECPDS
-	if cfg.ECPDS != nil {
-		if ecpds, err = handlers.NewECPDS(handlers.ECPDSOptions{Config: *cfg.ECPDS, Logger: log}); err != nil {
-			fmt.Fprintf(stderr, "herald: config %s:\n%v\n", path, err)
-			return 1
-		}
-		defer ecpds.Close()
-	}
-	cors := api.NewCORS(cfg.Application.CORS)
-	h := handlers.New(handlers.Options{
-		Registry:        reg,
-		Engine:          eng,
-		Watch:           cfg.WatchEndpoint,
-		MaxBodyBytes:    cfg.Application.MaxBodyBytes,
-		ReadBodyTimeout: time.Duration(cfg.Application.ReadBodyTimeoutSec) * time.Second,
-		StaticFilesPath: cfg.Application.StaticFilesPath,
-		Version:         version,
-		Logger:          log,
-		Auth:            auth.Policy(),
-		ECPDS:           ecpds,
-		CORSManaged:     cors != nil,
-	})
-	limits := api.NewStreamLimiter(api.StreamLimitOptions{
-		PerUser:       cfg.WatchEndpoint.MaxStreamsPerUser,
-		PerClient:     cfg.WatchEndpoint.MaxStreamsPerClient,
-		AddressHeader: cfg.Application.ClientAddressHeader,
-	})
-	srv := &http.Server{
-		Handler:           api.NewRouter(api.Options{Handlers: h, Logger: log, Auth: auth, CORS: cors, Limits: limits}),
-		ReadHeaderTimeout: time.Duration(cfg.Application.ReadHeaderTimeoutSec) * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ConnContext:       handlers.ConnContext,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	addr := net.JoinHostPort(cfg.Application.Host, strconv.Itoa(cfg.Application.Port))
 	ln, err := net.Listen("tcp", addr)
@@ -182,123 +127,42 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 		fmt.Fprintf(stderr, "herald: listen on %s: %v\n", addr, err)
 		return 1
 	}
+	defer ln.Close()
+	srv, err := server.New(ctx, cfg, server.Options{ConfigPath: path, Env: env, Logger: log, LogLevel: level, Version: version, Runtime: rt})
+	if err != nil {
+		fmt.Fprintf(stderr, "herald: %v\n", err)
+		return 1
+	}
+	httpSrv := srv.HTTPServer()
 	log.Info("herald listening", "address", ln.Addr().String(), "backend", cfg.NotificationBackend.Kind,
-		"event_types", reg.Names(), "codec_statements", codecs, "config", path, "version", version, "auth", cfg.Auth)
+		"event_types", rt.Registry.Names(), "codec_statements", rt.CodecStatements, "config", path,
+		"config_fingerprint", rt.Fingerprint, "version", version, "auth", cfg.Auth)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- httpSrv.Serve(ln) }()
 	if ready != nil {
 		ready <- ln.Addr()
 	}
 
-	select {
-	case err := <-served:
-		log.Error("server stopped", "error", err)
-		return 1
-	case <-ctx.Done():
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case err := <-served:
+			log.Error("server stopped", "error", err)
+			srv.Drain(nil, time.Second)
+			return 1
+		case <-hup:
+			// Errors are logged by Reload; the running configuration stays.
+			_, _ = srv.Reload(ctx, handlers.ReloadOptions{Trigger: "SIGHUP"})
+			continue
+		case <-ctx.Done():
+		}
+		break
 	}
-	grace := time.Duration(cfg.Application.ShutdownGraceSec) * time.Second
+	grace := time.Duration(srv.Runtime().Config.Application.ShutdownGraceSec) * time.Second
 	log.Info("shutting down", "grace", grace.String())
-	drain(log, srv, h, eng, grace)
+	srv.Drain(httpSrv, grace)
 	log.Info("stopped")
 	return 0
-}
-
-// engineShutdown is implemented by engines whose Close can be bounded by
-// a deadline (the JetStream engine stopping its embedded server).
-type engineShutdown interface {
-	Shutdown(ctx context.Context) error
-}
-
-// drain stops the server within grace, the backend included: open
-// streams are told to end (server_shutdown), open requests get the grace
-// minus the time reserved for the backend, connections still open then
-// are closed, and the backend gets what is left.
-func drain(log *slog.Logger, srv *http.Server, h *handlers.Handlers, eng engine.Engine, grace time.Duration) {
-	deadline := time.Now().Add(grace)
-	h.Shutdown()
-	// The backend needs a moment to stop (the embedded nats-server flushes
-	// its store): keep a quarter of the grace for it, at most 2 s.
-	reserve := min(grace/4, 2*time.Second)
-	sctx, cancel := context.WithDeadline(context.Background(), deadline.Add(-reserve))
-	err := srv.Shutdown(sctx)
-	cancel()
-	if err != nil {
-		log.Warn("graceful drain incomplete; closing remaining connections", "error", err)
-		_ = srv.Close()
-	}
-	ectx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
-	if es, ok := eng.(engineShutdown); ok {
-		err = es.Shutdown(ectx)
-	} else {
-		err = eng.Close()
-	}
-	if err != nil {
-		log.Warn("backend shutdown incomplete", "error", err)
-	}
-}
-
-// newEngine builds the configured backend.
-func newEngine(ctx context.Context, cfg *configs.Config, log *slog.Logger) (engine.Engine, error) {
-	switch cfg.NotificationBackend.Kind {
-	case configs.BackendInMemory:
-		m := cfg.NotificationBackend.InMemory
-		return engine.NewMemory(engine.MemoryOptions{MaxHistoryPerTopic: m.MaxHistoryPerTopic, MaxTopics: m.MaxTopics}), nil
-	case configs.BackendJetStream:
-		opts, err := jetstream.OptionsFromConfig(cfg)
-		if err != nil {
-			return nil, err
-		}
-		opts.Logger = log.With("component", "jetstream")
-		return jetstream.Open(ctx, opts)
-	default:
-		return nil, fmt.Errorf("notification_backend.kind %q is not available in this build", cfg.NotificationBackend.Kind)
-	}
-}
-
-// loadCodecs compiles the codec definitions of the `codecs` block with
-// their resources, so that a definition that does not compile stops herald
-// before the port is bound. It returns how many statements were applied.
-// Paths are relative to the working directory, like data_dir.
-func loadCodecs(c *configs.Codecs) (int, error) {
-	if c == nil {
-		return 0, nil
-	}
-	set := resource.NewSet()
-	for _, r := range c.Resources {
-		files, err := resource.LoadDir(r.Dir)
-		if err == nil {
-			err = set.Add(r.Name, max(r.Version, 1), files)
-		}
-		if err != nil {
-			return 0, fmt.Errorf("resource %s@%d (%s): %w", r.Name, max(r.Version, 1), r.Dir, err)
-		}
-	}
-	src, err := os.ReadFile(c.Definitions)
-	if err != nil {
-		return 0, fmt.Errorf("reading definitions: %w", err)
-	}
-	results, err := catalog.NewWithResources(set).Exec(string(src))
-	if err != nil {
-		var de *ddl.Error
-		if errors.As(err, &de) {
-			return 0, fmt.Errorf("%s:%d:%d: %s", c.Definitions, de.Pos.Line, de.Pos.Col, de.Msg)
-		}
-		return 0, fmt.Errorf("%s: %w", c.Definitions, err)
-	}
-	return len(results), nil
-}
-
-// newLogger returns the JSON logger at the configured level.
-func newLogger(cfg configs.Logging, out io.Writer) *slog.Logger {
-	level := slog.LevelInfo
-	switch strings.ToLower(strings.TrimSpace(cfg.Level)) {
-	case "trace", "debug":
-		level = slog.LevelDebug
-	case "warn", "warning":
-		level = slog.LevelWarn
-	case "error":
-		level = slog.LevelError
-	}
-	return slog.New(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: level}))
 }

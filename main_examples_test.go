@@ -16,6 +16,7 @@ import (
 
 	"herald/configs"
 	"herald/notification"
+	"herald/server"
 )
 
 // TestShippedConfigsStart loads every shipped config and starts herald on
@@ -111,7 +112,7 @@ func TestSlowHeadersAreCut(t *testing.T) {
 // bound; a definition that does not compile stops herald with its
 // position.
 func TestCodecsAtStartup(t *testing.T) {
-	n, err := loadCodecs(&configs.Codecs{
+	_, n, err := server.LoadCodecs(&configs.Codecs{
 		Definitions: "configs/codecs/jaq.nspl",
 		Resources:   []configs.CodecResource{{Name: "proto_bundle", Dir: "configs/codecs/proto"}},
 	})
@@ -122,14 +123,14 @@ func TestCodecsAtStartup(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("CREATE SCHEMA s (a U8);\nCREATE SCHEMA t (b NOPE);\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = loadCodecs(&configs.Codecs{Definitions: bad})
+	_, _, err = server.LoadCodecs(&configs.Codecs{Definitions: bad})
 	if err == nil || !strings.HasPrefix(err.Error(), bad+":2:") {
 		t.Fatalf("bad definitions: %v", err)
 	}
-	if _, err := loadCodecs(&configs.Codecs{Definitions: "configs/codecs/jaq.nspl"}); err == nil || !strings.Contains(err.Error(), "proto_bundle") {
+	if _, _, err := server.LoadCodecs(&configs.Codecs{Definitions: "configs/codecs/jaq.nspl"}); err == nil || !strings.Contains(err.Error(), "proto_bundle") {
 		t.Fatalf("missing resource: %v", err)
 	}
-	if _, err := loadCodecs(&configs.Codecs{Definitions: "x", Resources: []configs.CodecResource{{Name: "r", Dir: "/nonexistent"}}}); err == nil || !strings.Contains(err.Error(), "resource r@1 (/nonexistent)") {
+	if _, _, err := server.LoadCodecs(&configs.Codecs{Definitions: "x", Resources: []configs.CodecResource{{Name: "r", Dir: "/nonexistent"}}}); err == nil || !strings.Contains(err.Error(), "resource r@1 (/nonexistent)") {
 		t.Fatalf("missing resource dir: %v", err)
 	}
 }

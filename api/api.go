@@ -76,6 +76,7 @@ func NewRouter(opts Options) http.Handler {
 			r.Delete("/admin/notification/{notification_id}", h.AdminDelete)
 			r.Delete("/admin/wipe/stream", h.AdminWipeStream)
 			r.Delete("/admin/wipe/all", h.AdminWipeAll)
+			r.Post("/admin/reload", h.AdminReload)
 		})
 	})
 	return r

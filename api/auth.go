@@ -6,14 +6,38 @@ import (
 	"net/http"
 	"time"
 
-	"herald/configs"
 	"herald/handlers"
 )
 
+// Authentication modes (auth.mode).
+const (
+	// ModeDirect forwards the Authorization header to auth-o-tron.
+	ModeDirect = "direct"
+	// ModeTrustedProxy verifies a Bearer JWT set by a trusted proxy.
+	ModeTrustedProxy = "trusted_proxy"
+)
+
+// AuthConfig is the authentication setting (the `auth` block).
+type AuthConfig struct {
+	// Enabled turns authentication on; off, everything is public.
+	Enabled bool
+	// Mode is ModeDirect or ModeTrustedProxy.
+	Mode string
+	// AuthOTronURL is auth-o-tron's base URL (mode direct).
+	AuthOTronURL string
+	// JWTSecret verifies HS256 tokens; JWKSFile names a JWKS document of
+	// public keys for asymmetric tokens.
+	JWTSecret, JWKSFile string
+	// AdminRoles are the admin roles per realm.
+	AdminRoles map[string][]string
+	// Timeout bounds each auth-o-tron call.
+	Timeout time.Duration
+}
+
 // AuthOptions configure authentication.
 type AuthOptions struct {
-	// Config is the validated `auth` block.
-	Config configs.Auth
+	// Config is the validated authentication setting.
+	Config AuthConfig
 	// HTTPClient calls auth-o-tron (mode direct); nil means a client that
 	// follows no redirects. auth.timeout_ms bounds every call either way.
 	HTTPClient *http.Client
@@ -42,7 +66,8 @@ type Authenticator struct {
 // file, or a JWKS file that does not load).
 func NewAuthenticator(opts AuthOptions) (*Authenticator, error) {
 	c := opts.Config
-	a := &Authenticator{policy: handlers.NewAuthPolicy(c), mode: c.Mode, log: opts.Logger}
+	policy := handlers.AuthPolicy{Enabled: c.Enabled, Direct: c.Mode == ModeDirect, Admins: handlers.RoleMap(c.AdminRoles)}
+	a := &Authenticator{policy: policy, mode: c.Mode, log: opts.Logger}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -58,7 +83,7 @@ func NewAuthenticator(opts AuthOptions) (*Authenticator, error) {
 		if c.AuthOTronURL == "" {
 			return nil, errors.New("auth: mode direct needs auth.auth_o_tron_url")
 		}
-		a.tron = NewAuthOTron(c.AuthOTronURL, time.Duration(c.TimeoutMs)*time.Millisecond, opts.HTTPClient)
+		a.tron = NewAuthOTron(c.AuthOTronURL, c.Timeout, opts.HTTPClient)
 	}
 	return a, nil
 }

@@ -5,8 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"herald/configs"
+	"time"
 )
 
 // corsMethods are the methods herald's API uses.
@@ -26,9 +25,20 @@ type CORS struct {
 	maxAge    string
 }
 
-// NewCORS returns the policy of an `application.cors` block, or nil when
-// the block is absent.
-func NewCORS(c *configs.CORS) *CORS {
+// CORSConfig is a cross-origin policy (the `application.cors` block).
+type CORSConfig struct {
+	// AllowedOrigins are the origins allowed; "*" allows any.
+	AllowedOrigins []string
+	// AllowedHeaders are the request headers a preflight allows.
+	AllowedHeaders []string
+	// MaxAge is how long a browser may cache a preflight answer (0: not
+	// said).
+	MaxAge time.Duration
+}
+
+// NewCORS returns the policy of a configuration, or nil when c is nil
+// (no `application.cors` block).
+func NewCORS(c *CORSConfig) *CORS {
 	if c == nil {
 		return nil
 	}
@@ -37,8 +47,8 @@ func NewCORS(c *configs.CORS) *CORS {
 		origins:   append([]string(nil), c.AllowedOrigins...),
 		headers:   strings.Join(c.AllowedHeaders, ", "),
 	}
-	if c.MaxAgeSec > 0 {
-		p.maxAge = strconv.Itoa(c.MaxAgeSec)
+	if c.MaxAge > 0 {
+		p.maxAge = strconv.Itoa(int(c.MaxAge / time.Second))
 	}
 	return p
 }

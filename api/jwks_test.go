@@ -21,7 +21,6 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"herald/api"
-	"herald/configs"
 	"herald/handlers"
 )
 
@@ -240,8 +239,8 @@ func TestJWKSStartup(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := api.NewAuthenticator(api.AuthOptions{Config: configs.Auth{
-				Enabled: true, Mode: configs.AuthModeTrustedProxy, JWKSFile: tc.path, AdminRoles: map[string][]string{"r": {"a"}},
+			_, err := api.NewAuthenticator(api.AuthOptions{Config: api.AuthConfig{
+				Enabled: true, Mode: api.ModeTrustedProxy, JWKSFile: tc.path, AdminRoles: map[string][]string{"r": {"a"}},
 			}})
 			if err == nil || err.Error() != tc.want {
 				t.Fatalf("got %v\nwant %s", err, tc.want)

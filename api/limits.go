@@ -31,19 +31,37 @@ type StreamLimitOptions struct {
 
 // StreamLimiter counts the open watch and replay streams per
 // authenticated user and per client address and refuses a stream beyond
-// either limit with 429 and Retry-After. Create it with NewStreamLimiter.
+// either limit with 429 and Retry-After. Create it with NewStreamLimiter;
+// Configure changes its limits while it counts (a config reload).
 type StreamLimiter struct {
-	opts    StreamLimitOptions
 	mu      sync.Mutex
+	opts    StreamLimitOptions
 	users   map[string]int
 	clients map[string]int
 }
 
 // NewStreamLimiter returns a limiter; with both limits 0 its middleware
-// lets everything through.
+// counts streams and refuses none.
 func NewStreamLimiter(opts StreamLimitOptions) *StreamLimiter {
+	l := &StreamLimiter{users: map[string]int{}, clients: map[string]int{}}
+	l.Configure(opts)
+	return l
+}
+
+// Configure replaces the limits; the streams already open stay counted
+// (a stream over a lowered limit is not closed, but no new one opens).
+func (l *StreamLimiter) Configure(opts StreamLimitOptions) {
 	opts.AddressHeader = textproto.CanonicalMIMEHeaderKey(opts.AddressHeader)
-	return &StreamLimiter{opts: opts, users: map[string]int{}, clients: map[string]int{}}
+	l.mu.Lock()
+	l.opts = opts
+	l.mu.Unlock()
+}
+
+// options returns the limits in force.
+func (l *StreamLimiter) options() StreamLimitOptions {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.opts
 }
 
 // Open returns the numbers of streams currently counted for a user and
@@ -58,7 +76,7 @@ func (l *StreamLimiter) Open(username, address string) (user, client int) {
 // first address of the configured header when it holds one, else the
 // host of the TCP peer.
 func (l *StreamLimiter) ClientAddress(r *http.Request) string {
-	if h := l.opts.AddressHeader; h != "" {
+	if h := l.options().AddressHeader; h != "" {
 		if v := r.Header.Get(h); v != "" {
 			first, _, _ := strings.Cut(v, ",")
 			first = strings.TrimSpace(first)
@@ -109,7 +127,7 @@ func (l *StreamLimiter) release(user, addr string) {
 // handler runs. It must run after authentication, so that the user is
 // known.
 func (l *StreamLimiter) Middleware(next http.Handler) http.Handler {
-	if l == nil || (l.opts.PerUser <= 0 && l.opts.PerClient <= 0) {
+	if l == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

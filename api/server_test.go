@@ -19,7 +19,7 @@ import (
 	"herald/configs"
 	"herald/engine"
 	"herald/handlers"
-	"herald/notification"
+	"herald/server"
 )
 
 // t0 is the fixed "now" of every authentication test: tokens are minted
@@ -67,46 +67,24 @@ func start(t *testing.T, s setup) *herald {
 	if s.edit != nil {
 		s.edit(cfg)
 	}
-	reg, err := notification.NewRegistry(cfg)
-	if err != nil {
-		t.Fatalf("registry: %v", err)
-	}
 	eng := engine.NewMemory(engine.MemoryOptions{MaxHistoryPerTopic: 100, MaxTopics: 1000})
 	now := s.now
 	if now == nil {
 		now = fixedNow
 	}
-	auth, err := api.NewAuthenticator(api.AuthOptions{Config: cfg.Auth, Now: now})
+	srv, err := server.New(context.Background(), cfg, server.Options{Engine: eng, Version: "test", AuthNow: now, ECPDSNow: s.ecpdsNow})
 	if err != nil {
-		t.Fatalf("authenticator: %v", err)
+		t.Fatalf("server: %v", err)
 	}
-	var ec *handlers.ECPDS
-	if cfg.ECPDS != nil {
-		ec, err = handlers.NewECPDS(handlers.ECPDSOptions{Config: *cfg.ECPDS, Now: s.ecpdsNow})
-		if err != nil {
-			t.Fatalf("ecpds: %v", err)
-		}
-	}
-	cors := api.NewCORS(cfg.Application.CORS)
-	h := handlers.New(handlers.Options{
-		Registry: reg, Engine: eng, Watch: cfg.WatchEndpoint, Version: "test",
-		Auth: auth.Policy(), ECPDS: ec, CORSManaged: cors != nil,
-	})
-	limits := api.NewStreamLimiter(api.StreamLimitOptions{
-		PerUser: cfg.WatchEndpoint.MaxStreamsPerUser, PerClient: cfg.WatchEndpoint.MaxStreamsPerClient,
-		AddressHeader: cfg.Application.ClientAddressHeader,
-	})
-	ts := httptest.NewServer(api.NewRouter(api.Options{Handlers: h, Auth: auth, CORS: cors, Limits: limits}))
+	ts := httptest.NewServer(srv)
 	t.Cleanup(func() {
-		h.Shutdown()
+		srv.Close()
 		ts.CloseClientConnections()
 		ts.Close()
-		if ec != nil {
-			ec.Close()
-		}
 		_ = eng.Close()
 	})
-	return &herald{URL: ts.URL, Handlers: h, Limits: limits, ECPDS: ec, Auth: auth}
+	rt := srv.Runtime()
+	return &herald{URL: ts.URL, Handlers: srv.Handlers(), Limits: srv.Limits(), ECPDS: rt.ECPDS, Auth: rt.Auth}
 }
 
 // reply is one answer. Event streams are not read: Body and Raw stay

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"herald/notification"
@@ -49,16 +50,56 @@ type Record struct {
 	// clock, so a backend clock that differs does not count as lag.
 	LiveAt time.Time
 
-	renderOnce sync.Once
-	rendered   []byte
-	renderErr  error
+	// renders caches the record's renderings, one per view key; it is
+	// replaced (never changed) under renderMu, so that readers need no
+	// lock.
+	renders  atomic.Pointer[[]rendering]
+	renderMu sync.Mutex
 }
 
-// Rendered returns render(r), computing it once per record however many
-// subscribers deliver it. Transports use it to encode each CloudEvent once.
-func (r *Record) Rendered(render func(*Record) ([]byte, error)) ([]byte, error) {
-	r.renderOnce.Do(func() { r.rendered, r.renderErr = render(r) })
-	return r.rendered, r.renderErr
+// rendering is one cached rendering of a record.
+type rendering struct {
+	key  any
+	data []byte
+	err  error
+}
+
+// maxRenderings bounds the views cached per record; a record rendered in
+// more views than that is rendered again for the others.
+const maxRenderings = 8
+
+// Rendered returns render(r), computed once per record and view key
+// however many subscribers deliver it: transports encode each CloudEvent
+// once per view (the schema it is rendered with, the payload format), not
+// once per watcher. key must be comparable; records are shared, so the
+// same key must always mean the same rendering.
+func (r *Record) Rendered(key any, render func(*Record) ([]byte, error)) ([]byte, error) {
+	if rs := r.renders.Load(); rs != nil {
+		for i := range *rs {
+			if (*rs)[i].key == key {
+				return (*rs)[i].data, (*rs)[i].err
+			}
+		}
+	}
+	r.renderMu.Lock()
+	defer r.renderMu.Unlock()
+	var old []rendering
+	if rs := r.renders.Load(); rs != nil {
+		old = *rs
+		for i := range old {
+			if old[i].key == key {
+				return old[i].data, old[i].err
+			}
+		}
+	}
+	data, err := render(r)
+	if len(old) < maxRenderings {
+		next := make([]rendering, len(old), len(old)+1)
+		copy(next, old)
+		next = append(next, rendering{key: key, data: data, err: err})
+		r.renders.Store(&next)
+	}
+	return data, err
 }
 
 // Query selects the notifications of one stream that a watcher or replay

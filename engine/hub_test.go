@@ -665,3 +665,28 @@ func BenchmarkFilterScan(b *testing.B) {
 		})
 	}
 }
+
+func TestRenderedOncePerView(t *testing.T) {
+	rec := &Record{Seq: 1}
+	calls := 0
+	render := func(tag string) func(*Record) ([]byte, error) {
+		return func(r *Record) ([]byte, error) { calls++; return []byte(tag), nil }
+	}
+	for range 3 {
+		for _, tag := range []string{"a", "b"} {
+			got, err := rec.Rendered(tag, render(tag))
+			if err != nil || string(got) != tag {
+				t.Fatalf("view %s: %q %v", tag, got, err)
+			}
+		}
+	}
+	if calls != 2 {
+		t.Fatalf("rendered %d times for 2 views", calls)
+	}
+	for i := range maxRenderings + 2 {
+		_, _ = rec.Rendered(i, render("x"))
+	}
+	if n := len(*rec.renders.Load()); n != maxRenderings {
+		t.Fatalf("%d renderings cached, want at most %d", n, maxRenderings)
+	}
+}

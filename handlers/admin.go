@@ -88,9 +88,10 @@ func (h *Handlers) AdminDelete(w http.ResponseWriter, r *http.Request) {
 // {"stream_name": "..."}.
 func (h *Handlers) AdminWipeStream(w http.ResponseWriter, r *http.Request) {
 	id := RequestID(r.Context())
-	body, err := h.readBody(w, r)
+	set := h.Settings()
+	body, err := h.readBody(w, r, set)
 	if err != nil {
-		h.writeBodyError(w, r, "Invalid Wipe Request", "INVALID_REQUEST_SHAPE", err)
+		h.writeBodyError(w, r, set, "Invalid Wipe Request", "INVALID_REQUEST_SHAPE", err)
 		return
 	}
 	var req struct {

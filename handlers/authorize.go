@@ -31,11 +31,6 @@ type AuthPolicy struct {
 	Admins RoleMap
 }
 
-// NewAuthPolicy returns the policy of an `auth` block.
-func NewAuthPolicy(a configs.Auth) AuthPolicy {
-	return AuthPolicy{Enabled: a.Enabled, Direct: a.Mode == configs.AuthModeDirect, Admins: RoleMap(a.AdminRoles)}
-}
-
 // IsAdmin reports whether id holds an admin role. An empty admin map
 // admits nobody (startup validation requires one when auth is enabled).
 func (p AuthPolicy) IsAdmin(id *Identity) bool {
@@ -100,13 +95,13 @@ func (p AuthPolicy) decideStream(sa *configs.StreamAuth, id *Identity, op Operat
 // authorizeStream runs the stream check of reference §13 for the request
 // and answers the refusal itself; it reports whether the request may
 // proceed.
-func (h *Handlers) authorizeStream(w http.ResponseWriter, r *http.Request, s *notification.Schema, op Operation) bool {
-	d := h.auth.decideStream(streamAuth(s), IdentityFrom(r.Context()), op)
+func (h *Handlers) authorizeStream(w http.ResponseWriter, r *http.Request, set *Settings, s *notification.Schema, op Operation) bool {
+	d := set.Auth.decideStream(streamAuth(s), IdentityFrom(r.Context()), op)
 	switch d.status {
 	case 0:
 		return true
 	case http.StatusUnauthorized:
-		WriteUnauthorized(w, r, h.auth.Direct, d.msg)
+		WriteUnauthorized(w, r, set.Auth.Direct, d.msg)
 	default:
 		WriteForbidden(w, r, d.msg)
 	}
@@ -124,27 +119,27 @@ func usesECPDS(s *notification.Schema) bool {
 // answers a refusal itself and reports whether the request may proceed.
 // Streams without the plugin, anonymous requests (possible only on
 // streams that do not require auth) and admins pass without a lookup.
-func (h *Handlers) checkECPDS(w http.ResponseWriter, r *http.Request, s *notification.Schema, filter *notification.Filter) bool {
-	if !h.auth.Enabled || !usesECPDS(s) {
+func (h *Handlers) checkECPDS(w http.ResponseWriter, r *http.Request, set *Settings, s *notification.Schema, filter *notification.Filter) bool {
+	if !set.Auth.Enabled || !usesECPDS(s) {
 		return true
 	}
 	id := IdentityFrom(r.Context())
-	if id == nil || h.auth.IsAdmin(id) {
+	if id == nil || set.Auth.IsAdmin(id) {
 		return true
 	}
 	reqID := RequestID(r.Context())
-	if h.ecpds == nil {
+	if set.ECPDS == nil {
 		h.log.Error("a schema uses the ecpds plugin but no ECPDS checker is configured", "request_id", reqID, "event_type", s.Name)
 		WriteInternalError(w, r, MsgServerMisconfigured)
 		return false
 	}
-	key := h.ecpds.MatchKey()
+	key := set.ECPDS.MatchKey()
 	value, ok := canonicalValue(s, filter, key)
 	if !ok {
 		WriteForbidden(w, r, "Required field '"+key+"' not found in request identifiers")
 		return false
 	}
-	err := h.ecpds.Check(r.Context(), id.Username, value)
+	err := set.ECPDS.Check(r.Context(), id.Username, value)
 	var denied *ECPDSDeniedError
 	switch {
 	case err == nil:

@@ -17,35 +17,26 @@ import (
 	"sync/atomic"
 	"time"
 
-	"herald/configs"
 	"herald/engine"
 	"herald/notification"
 	"herald/stream"
 )
 
-// Options configure the handlers.
-type Options struct {
+// Settings are what the configuration decides for the handlers. A config
+// reload replaces them as a whole (Apply); each request reads them once
+// when it starts, so an in-flight request finishes with the settings it
+// began with.
+type Settings struct {
 	// Registry holds the compiled schemas.
 	Registry *notification.Registry
-	// Engine stores and streams notifications.
-	Engine engine.Engine
 	// Watch holds the streaming settings.
-	Watch configs.WatchEndpoint
-	// MaxBodyBytes bounds request bodies (413 beyond it).
+	Watch WatchSettings
+	// MaxBodyBytes bounds request bodies (413 beyond it; default 1 MiB).
 	MaxBodyBytes int64
 	// ReadBodyTimeout bounds the time to read a request body.
 	ReadBodyTimeout time.Duration
-	// StreamWriteTimeout bounds the write of one SSE event; a client that
-	// reads nothing for that long is disconnected (default 30 s).
-	StreamWriteTimeout time.Duration
 	// StaticFilesPath holds index.html for the homepage ("" = built-in).
 	StaticFilesPath string
-	// Version is the server version shown on the homepage.
-	Version string
-	// Logger receives internal errors; nil discards them.
-	Logger *slog.Logger
-	// Now returns the current time; nil means time.Now.
-	Now func() time.Time
 	// Auth is the authentication policy; the zero value (auth disabled)
 	// makes every stream public.
 	Auth AuthPolicy
@@ -58,21 +49,76 @@ type Options struct {
 	CORSManaged bool
 }
 
+// WatchSettings are the settings of watch and replay streams (the
+// watch_endpoint block). Zero values take the defaults.
+type WatchSettings struct {
+	// Heartbeat is the interval of SSE heartbeats (0: none).
+	Heartbeat time.Duration
+	// MaxDuration ends a watch after that long (0: never).
+	MaxDuration time.Duration
+	// ReplayBatchSize is the history page size (default 100).
+	ReplayBatchSize int
+	// ReplayBatchDelay is the pause between history pages.
+	ReplayBatchDelay time.Duration
+	// LiveQueueSize bounds the live notifications one watcher may have
+	// waiting (default 4096).
+	LiveQueueSize int
+	// MaxLag ends a watcher whose oldest undelivered notification waited
+	// longer (default 30 s).
+	MaxLag time.Duration
+	// SendBufferBytes caps the kernel send buffer of a stream connection
+	// (0: the operating system's).
+	SendBufferBytes int
+}
+
+// withDefaults returns s with its zero values replaced by defaults.
+func (s Settings) withDefaults() *Settings {
+	if s.MaxBodyBytes <= 0 {
+		s.MaxBodyBytes = 1 << 20
+	}
+	if s.Watch.ReplayBatchSize <= 0 {
+		s.Watch.ReplayBatchSize = stream.DefaultPageSize
+	}
+	if s.Watch.LiveQueueSize <= 0 {
+		s.Watch.LiveQueueSize = engine.DefaultQueueSize
+	}
+	if s.Watch.MaxLag <= 0 {
+		s.Watch.MaxLag = DefaultMaxLag
+	}
+	return &s
+}
+
+// DefaultMaxLag is WatchSettings.MaxLag when unset.
+const DefaultMaxLag = 30 * time.Second
+
+// Options configure the handlers.
+type Options struct {
+	// Settings are the initial settings (Apply replaces them).
+	Settings Settings
+	// Engine stores and streams notifications.
+	Engine engine.Engine
+	// StreamWriteTimeout bounds the write of one SSE event; a client that
+	// reads nothing for that long is disconnected (default 30 s).
+	StreamWriteTimeout time.Duration
+	// Version is the server version shown on the homepage.
+	Version string
+	// Logger receives internal errors; nil discards them.
+	Logger *slog.Logger
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+	// Reloader serves POST /api/v1/admin/reload; nil answers it 501.
+	Reloader Reloader
+}
+
 // Handlers serves the endpoints. Create it with New.
 type Handlers struct {
-	reg          atomic.Pointer[notification.Registry]
+	set          atomic.Pointer[Settings]
 	eng          engine.Engine
-	watch        configs.WatchEndpoint
-	maxBody      int64
-	bodyTimeout  time.Duration
 	writeTimeout time.Duration
-	static       string
 	version      string
 	log          *slog.Logger
 	now          func() time.Time
-	auth         AuthPolicy
-	ecpds        *ECPDS
-	corsManaged  bool
+	reloader     Reloader
 
 	// running holds the watch and replay streams being served, to end
 	// them on shutdown and reload; streams counts those whose event
@@ -89,19 +135,13 @@ func (h *Handlers) Streams() int { return int(h.streams.Load()) }
 func New(opts Options) *Handlers {
 	h := &Handlers{
 		eng:          opts.Engine,
-		watch:        opts.Watch,
-		maxBody:      opts.MaxBodyBytes,
-		bodyTimeout:  opts.ReadBodyTimeout,
 		writeTimeout: opts.StreamWriteTimeout,
-		static:       opts.StaticFilesPath,
 		version:      opts.Version,
 		log:          opts.Logger,
 		now:          opts.Now,
-		auth:         opts.Auth,
-		ecpds:        opts.ECPDS,
-		corsManaged:  opts.CORSManaged,
+		reloader:     opts.Reloader,
 	}
-	h.reg.Store(opts.Registry)
+	h.Apply(opts.Settings)
 	if h.log == nil {
 		h.log = slog.New(slog.NewJSONHandler(io.Discard, nil))
 	}
@@ -111,29 +151,24 @@ func New(opts Options) *Handlers {
 	if h.writeTimeout <= 0 {
 		h.writeTimeout = DefaultStreamWriteTimeout
 	}
-	if h.maxBody <= 0 {
-		h.maxBody = 1 << 20
-	}
-	if h.watch.ReplayBatchSize <= 0 {
-		h.watch.ReplayBatchSize = 100
-	}
-	if h.watch.MaxHistoricalNotifications <= 0 {
-		h.watch.MaxHistoricalNotifications = 10000
-	}
-	if h.watch.LiveQueueSize <= 0 {
-		h.watch.LiveQueueSize = 4096
-	}
-	if h.watch.MaxLagSec <= 0 {
-		h.watch.MaxLagSec = configs.DefaultMaxLagSec
-	}
 	return h
 }
 
-// Registry returns the schemas currently served.
-func (h *Handlers) Registry() *notification.Registry { return h.reg.Load() }
+// Apply replaces the settings that requests starting from now use.
+func (h *Handlers) Apply(s Settings) { h.set.Store(s.withDefaults()) }
 
-// SetRegistry replaces the schemas served by new requests.
-func (h *Handlers) SetRegistry(r *notification.Registry) { h.reg.Store(r) }
+// Settings returns the settings in force.
+func (h *Handlers) Settings() *Settings { return h.set.Load() }
+
+// Registry returns the schemas currently served.
+func (h *Handlers) Registry() *notification.Registry { return h.set.Load().Registry }
+
+// EndStreams ends the open watch and replay streams of one event type
+// with reason (stream.SchemaChanged or stream.SchemaRemoved after a
+// reload) and returns how many there were.
+func (h *Handlers) EndStreams(eventType string, reason stream.Reason) int {
+	return h.running.End(eventType, &stream.Stop{Reason: reason})
+}
 
 // Shutdown tells every open stream to end with `connection-closing`
 // reason `server_shutdown`. It returns at once; streams end promptly.
@@ -173,12 +208,12 @@ var (
 )
 
 // readBody reads the request body within the size and time limits.
-func (h *Handlers) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+func (h *Handlers) readBody(w http.ResponseWriter, r *http.Request, set *Settings) ([]byte, error) {
 	rc := http.NewResponseController(w)
-	if h.bodyTimeout > 0 {
-		_ = rc.SetReadDeadline(h.now().Add(h.bodyTimeout))
+	if set.ReadBodyTimeout > 0 {
+		_ = rc.SetReadDeadline(h.now().Add(set.ReadBodyTimeout))
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, set.MaxBodyBytes))
 	if err != nil {
 		// The deadline stays in force: the server must not wait for the
 		// rest of a body that did not come before answering and closing.
@@ -192,7 +227,7 @@ func (h *Handlers) readBody(w http.ResponseWriter, r *http.Request) ([]byte, err
 		}
 		return nil, err
 	}
-	if h.bodyTimeout > 0 {
+	if set.ReadBodyTimeout > 0 {
 		// Streams live on after the body: clear the deadline.
 		_ = rc.SetReadDeadline(time.Time{})
 	}
@@ -200,14 +235,14 @@ func (h *Handlers) readBody(w http.ResponseWriter, r *http.Request) ([]byte, err
 }
 
 // writeBodyError answers a failed body read (413, 408 or 400).
-func (h *Handlers) writeBodyError(w http.ResponseWriter, r *http.Request, label, code string, err error) {
+func (h *Handlers) writeBodyError(w http.ResponseWriter, r *http.Request, set *Settings, label, code string, err error) {
 	id := RequestID(r.Context())
 	switch {
 	case errors.Is(err, errBodyTooLarge):
-		msg := "request body exceeds the limit of " + itoa(h.maxBody) + " bytes"
+		msg := "request body exceeds the limit of " + itoa(set.MaxBodyBytes) + " bytes"
 		WriteJSON(w, http.StatusRequestEntityTooLarge, ErrorBody{Code: "PAYLOAD_TOO_LARGE", Error: label, Message: msg, Details: msg, RequestID: id})
 	case errors.Is(err, errBodyTimeout):
-		msg := "request body was not received within " + h.bodyTimeout.String()
+		msg := "request body was not received within " + set.ReadBodyTimeout.String()
 		WriteJSON(w, http.StatusRequestTimeout, ErrorBody{Code: "REQUEST_TIMEOUT", Error: label, Message: msg, Details: msg, RequestID: id})
 	default:
 		msg := "reading the request body failed: " + err.Error()

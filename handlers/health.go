@@ -75,8 +75,8 @@ const builtinHome = `<!doctype html>
 // {{SERVER_VERSION}} filled in, or a built-in page.
 func (h *Handlers) Home(w http.ResponseWriter, r *http.Request) {
 	page := []byte(builtinHome)
-	if h.static != "" {
-		if b, err := os.ReadFile(filepath.Join(h.static, "index.html")); err == nil {
+	if static := h.Settings().StaticFilesPath; static != "" {
+		if b, err := os.ReadFile(filepath.Join(static, "index.html")); err == nil {
 			page = b
 		}
 	}

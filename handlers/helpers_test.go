@@ -15,13 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"herald/api"
 	"herald/configs"
 	"herald/engine"
 	"herald/handlers"
 	"herald/jetstream"
 	"herald/jetstream/jetstreamtest"
-	"herald/notification"
+	herald "herald/server"
 )
 
 // testConfig is the base config of the HTTP tests: a MARS-like stream, a
@@ -94,7 +93,9 @@ type server struct {
 	URL      string
 	Handlers *handlers.Handlers
 	Engine   engine.Engine
+	Server   *herald.Server
 	srv      *httptest.Server
+	path     string // the config file, which a reload reads again
 }
 
 // startServer starts herald in-process with the given config YAML and
@@ -115,10 +116,6 @@ func startServer(t testing.TB, yaml string, edit func(*configs.Config)) *server 
 	if edit != nil {
 		edit(cfg)
 	}
-	reg, err := notification.NewRegistry(cfg)
-	if err != nil {
-		t.Fatalf("registry: %v", err)
-	}
 	var eng engine.Engine
 	if strings.HasPrefix(t.Name(), jetStreamSuite+"/") || strings.HasPrefix(t.Name(), "Fuzz") {
 		opts, err := jetstream.OptionsFromConfig(cfg)
@@ -132,27 +129,26 @@ func startServer(t testing.TB, yaml string, edit func(*configs.Config)) *server 
 			MaxTopics:          cfg.NotificationBackend.InMemory.MaxTopics,
 		})
 	}
-	h := handlers.New(handlers.Options{
-		Registry:        reg,
-		Engine:          eng,
-		Watch:           cfg.WatchEndpoint,
-		MaxBodyBytes:    cfg.Application.MaxBodyBytes,
-		ReadBodyTimeout: time.Duration(cfg.Application.ReadBodyTimeoutSec) * time.Second,
-		Version:         "test",
+	srv, err := herald.New(context.Background(), cfg, herald.Options{
+		ConfigPath: path, Engine: eng, Version: "test",
 		// Generous: the race detector slows publishers in the slow
 		// watcher test while the client deliberately reads nothing.
 		StreamWriteTimeout: 5 * time.Minute,
 	})
-	ts := httptest.NewUnstartedServer(api.NewRouter(api.Options{Handlers: h}))
+	if err != nil {
+		t.Fatalf("server: %v", err)
+	}
+	h := srv.Handlers()
+	ts := httptest.NewUnstartedServer(srv)
 	ts.Config.ConnContext = handlers.ConnContext
 	ts.Start()
 	t.Cleanup(func() {
-		h.Shutdown()
+		srv.Close()
 		ts.CloseClientConnections()
 		ts.Close()
 		_ = eng.Close()
 	})
-	return &server{URL: ts.URL, Handlers: h, Engine: eng, srv: ts}
+	return &server{URL: ts.URL, Handlers: h, Engine: eng, Server: srv, srv: ts, path: path}
 }
 
 // response is a decoded JSON response.

@@ -18,12 +18,13 @@ type NotifyResponse struct {
 // Notify serves POST /api/v1/notification: parse, validate and
 // canonicalise, then store; 200 means the backend acknowledged it.
 func (h *Handlers) Notify(w http.ResponseWriter, r *http.Request) {
-	body, err := h.readBody(w, r)
+	set := h.Settings()
+	body, err := h.readBody(w, r, set)
 	if err != nil {
-		h.writeBodyError(w, r, notifyEndpoint.label, notifyEndpoint.code, err)
+		h.writeBodyError(w, r, set, notifyEndpoint.label, notifyEndpoint.code, err)
 		return
 	}
-	reg := h.Registry()
+	reg := set.Registry
 	req, err := notification.ParseNotifyRequest(body)
 	if err != nil {
 		writeRequestError(w, r, notifyEndpoint, err)
@@ -41,7 +42,7 @@ func (h *Handlers) Notify(w http.ResponseWriter, r *http.Request) {
 		writeRequestError(w, r, notifyEndpoint, err)
 		return
 	}
-	if !h.authorizeStream(w, r, s, OpWrite) {
+	if !h.authorizeStream(w, r, set, s, OpWrite) {
 		return
 	}
 	n, err := s.Notify(req.Identifier, req.Payload)

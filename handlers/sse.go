@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net"
 	"net/http"
 	"runtime"
@@ -240,8 +241,7 @@ type writeBufferSetter interface {
 // the configured size. The kernel's auto-tuned buffer grows to megabytes
 // for a client that does not read; a fixed one bounds what such a client
 // holds in kernel memory, and max_lag_sec then ends it.
-func (h *Handlers) capSendBuffer(r *http.Request) {
-	n := h.watch.StreamSendBufferBytes
+func capSendBuffer(r *http.Request, n int, log *slog.Logger) {
 	if n <= 0 {
 		return
 	}
@@ -260,7 +260,7 @@ func (h *Handlers) capSendBuffer(r *http.Request) {
 	}
 	if ws, ok := c.(writeBufferSetter); ok {
 		if err := ws.SetWriteBuffer(n); err != nil {
-			h.log.Debug("stream send buffer not set", "request_id", RequestID(r.Context()), "error", err)
+			log.Debug("stream send buffer not set", "request_id", RequestID(r.Context()), "error", err)
 		}
 	}
 }

@@ -25,12 +25,13 @@ func (h *Handlers) serveStream(w http.ResponseWriter, r *http.Request, mode stre
 	if mode == stream.Replay {
 		ep = replayEndpoint
 	}
-	body, err := h.readBody(w, r)
+	set := h.Settings()
+	body, err := h.readBody(w, r, set)
 	if err != nil {
-		h.writeBodyError(w, r, ep.label, ep.code, err)
+		h.writeBodyError(w, r, set, ep.label, ep.code, err)
 		return
 	}
-	reg := h.Registry()
+	reg := set.Registry
 	req, err := notification.ParseRequest(body)
 	if err != nil {
 		writeRequestError(w, r, ep, err)
@@ -41,7 +42,7 @@ func (h *Handlers) serveStream(w http.ResponseWriter, r *http.Request, mode stre
 		writeRequestError(w, r, ep, err)
 		return
 	}
-	if !h.authorizeStream(w, r, s, OpRead) {
+	if !h.authorizeStream(w, r, set, s, OpRead) {
 		return
 	}
 	if err := s.CheckSpatial(req.Identifier); err != nil {
@@ -58,19 +59,20 @@ func (h *Handlers) serveStream(w http.ResponseWriter, r *http.Request, mode stre
 		writeRequestError(w, r, ep, err)
 		return
 	}
-	if !h.checkECPDS(w, r, s, filter) {
+	if !h.checkECPDS(w, r, set, s, filter) {
 		return
 	}
-	spec := h.streamSpec(mode, engine.Query{Stream: s.Base, Filter: filter}, cur, s.MaxHistorical)
+	spec := streamSpec(set.Watch, mode, engine.Query{Stream: s.Base, Filter: filter}, cur, s.MaxHistorical)
 	sink := &sseSink{
-		h: h, w: w, mode: mode, cursors: cur, cap: s.MaxHistorical,
+		h: h, w: w, watch: set.Watch, cors: !set.CORSManaged, mode: mode, cursors: cur, cap: s.MaxHistorical,
 		reqID: RequestID(r.Context()),
 		topic: filter.Pattern.Display(),
+		view:  reg,
 		render: func(rec *engine.Record) ([]byte, error) {
 			return reg.CloudEvent(&rec.Notification, rec.Seq, rec.Time)
 		},
 	}
-	h.capSendBuffer(r)
+	capSendBuffer(r, set.Watch.SendBufferBytes, h.log)
 	ctx, leave := h.running.Join(r.Context(), s.Name)
 	defer leave()
 	end := stream.Run(ctx, h.eng, spec, sink)
@@ -82,20 +84,20 @@ func (h *Handlers) serveStream(w http.ResponseWriter, r *http.Request, mode stre
 
 // streamSpec builds the runner's spec of a watch or replay from the
 // watch settings.
-func (h *Handlers) streamSpec(mode stream.Mode, q engine.Query, cur stream.Cursors, cap int) stream.Spec {
+func streamSpec(ws WatchSettings, mode stream.Mode, q engine.Query, cur stream.Cursors, cap int) stream.Spec {
 	spec := stream.Spec{
 		Query:      q,
 		Mode:       mode,
 		Cursors:    cur,
 		HistoryCap: cap,
-		PageSize:   h.watch.ReplayBatchSize,
-		PageDelay:  msDuration(h.watch.ReplayBatchDelayMs),
-		MaxLag:     secDuration(h.watch.MaxLagSec),
-		QueueSize:  h.watch.LiveQueueSize,
+		PageSize:   ws.ReplayBatchSize,
+		PageDelay:  ws.ReplayBatchDelay,
+		MaxLag:     ws.MaxLag,
+		QueueSize:  ws.LiveQueueSize,
 	}
 	if mode == stream.Watch {
-		spec.Heartbeat = secDuration(h.watch.SSEHeartbeatIntervalSec)
-		spec.MaxDuration = secDuration(h.watch.ConnectionMaxDurationSec)
+		spec.Heartbeat = ws.Heartbeat
+		spec.MaxDuration = ws.MaxDuration
 	}
 	return spec
 }
@@ -119,12 +121,17 @@ func (h *Handlers) writeSetupError(w http.ResponseWriter, r *http.Request, topic
 type sseSink struct {
 	h       *Handlers
 	w       http.ResponseWriter
+	watch   WatchSettings
+	cors    bool // add Aviso's Access-Control-Allow-Origin: *
 	mode    stream.Mode
 	cursors stream.Cursors
 	cap     int // the historical cap, for notification_replay_limit_reached
 	reqID   string
 	topic   string
-	render  func(*engine.Record) ([]byte, error)
+	// view keys the cached rendering of a record (the schema it is
+	// rendered with: the registry); render renders it.
+	view   any
+	render func(*engine.Record) ([]byte, error)
 
 	sse *sseWriter // nil until Open
 }
@@ -134,12 +141,12 @@ type sseSink struct {
 // connection_established.
 func (s *sseSink) Open(stream.Opening) error {
 	h := s.h
-	s.sse = startSSE(s.w, h.now, h.writeTimeout, !h.corsManaged)
+	s.sse = startSSE(s.w, h.now, h.writeTimeout, s.cors)
 	h.streams.Add(1)
 	now := h.now()
 	if s.cursors.HasStart() {
 		ev := replayStarted{Type: "replay_started", Topic: s.topic, FromSequence: s.cursors.FromSeq,
-			BatchSize: h.watch.ReplayBatchSize, Timestamp: sseTime(now), RequestID: s.reqID}
+			BatchSize: s.watch.ReplayBatchSize, Timestamp: sseTime(now), RequestID: s.reqID}
 		if s.cursors.FromDate != nil {
 			d := sseTime(*s.cursors.FromDate)
 			ev.FromDate = &d
@@ -147,14 +154,14 @@ func (s *sseSink) Open(stream.Opening) error {
 		return s.sse.json(EventControl, ev)
 	}
 	return s.sse.json(EventLive, connectionEstablished{Type: "connection_established", Topic: s.topic,
-		Timestamp: sseTime(now), ConnectionWillCloseInSeconds: h.watch.ConnectionMaxDurationSec, RequestID: s.reqID})
+		Timestamp: sseTime(now), ConnectionWillCloseInSeconds: int(s.watch.MaxDuration / time.Second), RequestID: s.reqID})
 }
 
 // Record queues one CloudEvent, rendered once per record however many
 // watchers share it; a record that cannot be rendered is reported with an
 // error event and the stream goes on.
 func (s *sseSink) Record(rec *engine.Record, ph stream.Phase) error {
-	data, err := rec.Rendered(s.render)
+	data, err := rec.Rendered(s.view, s.render)
 	if err != nil {
 		s.h.log.Error("CloudEvent creation failed", "request_id", s.reqID, "sequence", rec.Seq, "error", err)
 		seq := rec.Seq
@@ -257,7 +264,3 @@ func resumeID(seq uint64) *string {
 	v := strconv.FormatUint(seq, 10)
 	return &v
 }
-
-// secDuration and msDuration convert config seconds and milliseconds.
-func secDuration(n int) time.Duration { return time.Duration(n) * time.Second }
-func msDuration(n int) time.Duration  { return time.Duration(n) * time.Millisecond }

@@ -38,7 +38,9 @@ var requestFields = map[string]bool{
 // keys (UnknownField, checked before the shape), then the shape of each
 // field (InvalidShape). It returns a *ParseError on failure. Raw values in
 // the result alias body.
-func ParseRequest(body []byte) (*Request, error) { return parseRequest(body, requestFields, requestAllowed) }
+func ParseRequest(body []byte) (*Request, error) {
+	return parseRequest(body, requestFields, requestAllowed)
+}
 
 // notifyFields are the top-level keys of a notify request: the replay end
 // cursors are unknown there, as in aviso-server.

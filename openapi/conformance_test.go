@@ -127,15 +127,15 @@ func exp() int64 { return time.Now().Add(time.Hour).Unix() }
 
 func authRouter(t *testing.T, mode, tronURL string, limits *api.StreamLimiter) http.Handler {
 	t.Helper()
-	auth, err := api.NewAuthenticator(api.AuthOptions{Config: configs.Auth{
-		Enabled: true, Mode: mode, AuthOTronURL: tronURL, JWTSecret: secret, TimeoutMs: 2000,
+	auth, err := api.NewAuthenticator(api.AuthOptions{Config: api.AuthConfig{
+		Enabled: true, Mode: mode, AuthOTronURL: tronURL, JWTSecret: secret, Timeout: 2 * time.Second,
 		AdminRoles: map[string][]string{"ecmwf": {"admin"}},
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return api.NewRouter(api.Options{
-		Handlers: handlers.New(handlers.Options{Auth: auth.Policy()}),
+		Handlers: handlers.New(handlers.Options{Settings: handlers.Settings{Auth: auth.Policy()}}),
 		Auth:     auth,
 		Limits:   limits,
 	})
@@ -153,7 +153,7 @@ func TestAuthenticationAnswersMatchDocument(t *testing.T) {
 	bearerBasic := []string{"Bearer", "Basic"}
 
 	t.Run("trusted_proxy", func(t *testing.T) {
-		h := authRouter(t, configs.AuthModeTrustedProxy, "", nil)
+		h := authRouter(t, api.ModeTrustedProxy, "", nil)
 		cases := []struct {
 			authorization *string
 			want          answer
@@ -191,7 +191,7 @@ func TestAuthenticationAnswersMatchDocument(t *testing.T) {
 			}
 		}))
 		defer tron.Close()
-		h := authRouter(t, configs.AuthModeDirect, tron.URL, nil)
+		h := authRouter(t, api.ModeDirect, tron.URL, nil)
 		cases := []struct {
 			authorization *string
 			want          answer
@@ -242,7 +242,7 @@ func TestStreamLimitAnswersMatchDocument(t *testing.T) {
 				lim := api.NewStreamLimiter(c.opts)
 				var h http.Handler
 				if c.auth {
-					h = authRouter(t, configs.AuthModeTrustedProxy, "", lim)
+					h = authRouter(t, api.ModeTrustedProxy, "", lim)
 				} else {
 					h = api.NewRouter(api.Options{Handlers: handlers.New(handlers.Options{}), Limits: lim})
 				}
@@ -303,8 +303,8 @@ func TestHandlerAuthAnswersMatchDocument(t *testing.T) {
 		ids = append(ids, &handlers.Identity{Username: "bob", Realm: "ecmwf", Roles: roles})
 	}
 	seen := map[string]bool{}
-	for _, mode := range []string{configs.AuthModeTrustedProxy, configs.AuthModeDirect} {
-		policy := handlers.NewAuthPolicy(configs.Auth{Enabled: true, Mode: mode, AdminRoles: map[string][]string{"ecmwf": {"admin"}}})
+	for _, mode := range []string{api.ModeTrustedProxy, api.ModeDirect} {
+		policy := handlers.AuthPolicy{Enabled: true, Direct: mode == api.ModeDirect, Admins: handlers.RoleMap{"ecmwf": {"admin"}}}
 		www := []string{"Bearer"}
 		if policy.Direct {
 			www = append(www, "Basic")

@@ -45,11 +45,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"herald/api"
 	"herald/configs"
-	"herald/handlers"
 	herjs "herald/jetstream"
-	"herald/notification"
+	"herald/server"
 )
 
 // flags of the tool.
@@ -197,10 +195,6 @@ func run(ctx context.Context, p params, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	reg, err := notification.NewRegistry(cfg)
-	if err != nil {
-		return err
-	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts, err := herjs.OptionsFromConfig(cfg)
 	if err != nil {
@@ -215,26 +209,20 @@ func run(ctx context.Context, p params, out io.Writer) error {
 		return err
 	}
 	defer eng.Close()
-	h := handlers.New(handlers.Options{
-		Registry:        reg,
-		Engine:          eng,
-		Watch:           cfg.WatchEndpoint,
-		MaxBodyBytes:    cfg.Application.MaxBodyBytes,
-		ReadBodyTimeout: time.Duration(cfg.Application.ReadBodyTimeoutSec) * time.Second,
-		Version:         "heraldload",
-		Logger:          log,
-	})
-	srv := &http.Server{
-		Handler:           api.NewRouter(api.Options{Handlers: h, Logger: log}),
-		ReadHeaderTimeout: 10 * time.Second,
+	// herald as the herald command assembles it, on the engine opened
+	// above (so that the raw references share its embedded server).
+	hs, err := server.New(ctx, cfg, server.Options{Engine: eng, Logger: log, Version: "heraldload"})
+	if err != nil {
+		return err
 	}
+	srv := hs.HTTPServer()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
-	defer h.Shutdown()
+	defer hs.Close()
 
 	nc, err := nats.Connect("", nats.InProcessServer(eng.Server()))
 	if err != nil {

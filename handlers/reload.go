@@ -1,0 +1,140 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+)
+
+// Reloader re-reads the configuration the process started with and
+// applies it (package server implements it).
+type Reloader interface {
+	Reload(ctx context.Context, opts ReloadOptions) (*ReloadReport, error)
+}
+
+// ReloadOptions qualify one reload.
+type ReloadOptions struct {
+	// Force applies a reload that a compatibility rule would refuse (a
+	// breaking payload schema change).
+	Force bool
+	// Trigger says what asked for the reload ("SIGHUP", "admin request"),
+	// for the logs.
+	Trigger string
+}
+
+// ReloadReport is what a reload changed. Each list is sorted and never
+// nil, so that it encodes as [].
+type ReloadReport struct {
+	// Fingerprint identifies the configuration now in force; Previous the
+	// one before.
+	Fingerprint string `json:"fingerprint"`
+	Previous    string `json:"previous_fingerprint"`
+	// Added, Removed and Changed are event types; Changed are those whose
+	// base, key order, identifier handlers or payload rules changed (their
+	// open streams ended with schema_changed).
+	Added   []string `json:"added"`
+	Removed []string `json:"removed"`
+	Changed []string `json:"changed"`
+	// StorageReconciled are event types whose storage policy changed and
+	// whose stream was reconciled.
+	StorageReconciled []string `json:"storage_reconciled"`
+	// Settings are the other settings that changed (config key paths).
+	Settings []string `json:"settings_changed"`
+	// StreamsEnded counts the open watch and replay streams ended.
+	StreamsEnded int `json:"streams_ended"`
+}
+
+// ReloadError is a reload that changed nothing.
+type ReloadError struct {
+	// Code is ReloadInvalid or ReloadRefused.
+	Code string
+	// Message says what was wrong, with the messages startup gives.
+	Message string
+	// Refused lists the settings that cannot change while herald runs.
+	Refused []string
+}
+
+// Reload error codes.
+const (
+	// ReloadInvalid: the new configuration does not load or validate.
+	ReloadInvalid = "CONFIG_INVALID"
+	// ReloadRefused: the new configuration changes settings that need a
+	// restart.
+	ReloadRefused = "RELOAD_REFUSED"
+)
+
+// Error implements error.
+func (e *ReloadError) Error() string { return e.Message }
+
+// reloadErrorBody is the body of a failed reload.
+type reloadErrorBody struct {
+	Status    string   `json:"status"`
+	Code      string   `json:"code"`
+	Message   string   `json:"message"`
+	Refused   []string `json:"refused,omitempty"`
+	RequestID string   `json:"request_id"`
+}
+
+// AdminReload serves POST /api/v1/admin/reload: the configuration file
+// is read again and applied; `?force=true` applies a breaking payload
+// schema change. The body is optional: empty, or a JSON object with an
+// optional boolean "force".
+func (h *Handlers) AdminReload(w http.ResponseWriter, r *http.Request) {
+	id := RequestID(r.Context())
+	set := h.Settings()
+	body, err := h.readBody(w, r, set)
+	if err != nil {
+		h.writeBodyError(w, r, set, "Invalid Reload Request", "INVALID_REQUEST_SHAPE", err)
+		return
+	}
+	var req struct {
+		Force *bool `json:"force"`
+	}
+	if len(strings.TrimSpace(string(body))) > 0 {
+		if err := jsonv2.Unmarshal(body, &req, jsonv2.RejectUnknownMembers(true)); err != nil {
+			msg := `the body is optional; when sent it must be a JSON object {"force": true|false}: ` + err.Error()
+			WriteJSON(w, http.StatusBadRequest, reloadErrorBody{Status: "error", Code: "INVALID_REQUEST_SHAPE", Message: msg, RequestID: id})
+			return
+		}
+	}
+	force := req.Force != nil && *req.Force
+	if q := r.URL.Query().Get("force"); q != "" {
+		v, err := strconv.ParseBool(q)
+		if err != nil {
+			WriteJSON(w, http.StatusBadRequest, reloadErrorBody{Status: "error", Code: "INVALID_REQUEST_SHAPE",
+				Message: "query parameter force must be true or false, got " + strconv.Quote(q), RequestID: id})
+			return
+		}
+		force = force || v
+	}
+	if h.reloader == nil {
+		WriteJSON(w, http.StatusNotImplemented, reloadErrorBody{Status: "error", Code: "NOT_IMPLEMENTED",
+			Message: "this server was started without a configuration file to reload", RequestID: id})
+		return
+	}
+	rep, err := h.reloader.Reload(r.Context(), ReloadOptions{Force: force, Trigger: "admin request " + id})
+	if err != nil {
+		var re *ReloadError
+		switch {
+		case errors.As(err, &re) && re.Code == ReloadRefused:
+			WriteJSON(w, http.StatusConflict, reloadErrorBody{Status: "error", Code: re.Code, Message: re.Message, Refused: re.Refused, RequestID: id})
+		case errors.As(err, &re):
+			WriteJSON(w, http.StatusBadRequest, reloadErrorBody{Status: "error", Code: re.Code, Message: re.Message, RequestID: id})
+		default:
+			h.log.Error("reload failed", "request_id", id, "error", err)
+			WriteJSON(w, http.StatusInternalServerError, reloadErrorBody{Status: "error", Code: "INTERNAL_ERROR",
+				Message: "the reload failed; the running configuration is unchanged", RequestID: id})
+		}
+		return
+	}
+	WriteJSON(w, http.StatusOK, struct {
+		Status  string `json:"status"`
+		Message string `json:"message"`
+		*ReloadReport
+		RequestID string `json:"request_id"`
+	}{"success", "configuration reloaded", rep, id})
+}

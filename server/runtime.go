@@ -1,0 +1,206 @@
+// Package server assembles herald: a Runtime (the registry of schemas,
+// the codec catalog, authentication, CORS, ECPDS, limits and the
+// handlers' settings) built and validated as a whole from a
+// configs.Config, the engine, the handlers and the router, and a Server
+// that runs them and swaps in a new Runtime when the configuration is
+// reloaded. main, the load tools and the tests all build herald through
+// it: one wiring, not four.
+//
+// It is the only package that reads the raw configuration structs for
+// running code: every other package receives its own option types.
+package server
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"reflect"
+	"strings"
+	"time"
+
+	"herald/api"
+	"herald/codec/catalog"
+	"herald/codec/ddl"
+	"herald/codec/resource"
+	"herald/configs"
+	"herald/handlers"
+	"herald/notification"
+)
+
+// Runtime is everything a configuration decides that may change while
+// herald runs. It is immutable once built; a reload builds a new one.
+type Runtime struct {
+	// Config is the configuration it was built from.
+	Config *configs.Config
+	// Fingerprint identifies the configuration (a hash of its loaded
+	// form, environment overrides included).
+	Fingerprint string
+	// Registry holds the compiled schemas.
+	Registry *notification.Registry
+	// Codecs is the compiled codec catalog (nil without a codecs block);
+	// CodecStatements counts the statements applied.
+	Codecs          *catalog.Catalog
+	CodecStatements int
+	// Auth authenticates requests; CORS is the cross-origin policy (nil
+	// without a cors block); ECPDS checks destinations (nil without an
+	// ecpds block).
+	Auth  *api.Authenticator
+	CORS  *api.CORS
+	ECPDS *handlers.ECPDS
+	// Limits are the concurrent-stream limits.
+	Limits api.StreamLimitOptions
+	// Handlers are the handlers' settings.
+	Handlers handlers.Settings
+	// LogLevel is the logging level.
+	LogLevel slog.Level
+}
+
+// RuntimeOptions are what a Runtime needs besides the configuration.
+type RuntimeOptions struct {
+	// Logger receives the components' logs; nil discards them.
+	Logger *slog.Logger
+	// HTTPClient calls auth-o-tron and ECPDS; nil builds the default ones.
+	HTTPClient *http.Client
+	// AuthNow and ECPDSNow are the clocks of token verification and of the
+	// ECPDS cache (tests); nil means time.Now.
+	AuthNow, ECPDSNow func() time.Time
+}
+
+// NewRuntime builds and validates the Runtime of cfg as a whole: every
+// error names what was wrong, with the messages startup gives. reuse,
+// when not nil, is the Runtime in force: parts whose configuration did
+// not change are taken over from it (the ECPDS cache).
+func NewRuntime(cfg *configs.Config, opts RuntimeOptions, reuse *Runtime) (*Runtime, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	rt := &Runtime{Config: cfg, Fingerprint: Fingerprint(cfg)}
+	level, err := ParseLogLevel(cfg.Logging.Level)
+	if err != nil {
+		return nil, err
+	}
+	rt.LogLevel = level
+	if rt.Registry, err = notification.NewRegistry(cfg); err != nil {
+		return nil, err
+	}
+	if rt.Codecs, rt.CodecStatements, err = LoadCodecs(cfg.Codecs); err != nil {
+		return nil, fmt.Errorf("codecs: %w", err)
+	}
+	if rt.Auth, err = api.NewAuthenticator(api.AuthOptions{Config: authConfig(cfg.Auth), HTTPClient: opts.HTTPClient,
+		Now: opts.AuthNow, Logger: log.With("component", "auth")}); err != nil {
+		return nil, err
+	}
+	if cfg.Application.CORS != nil {
+		c := cfg.Application.CORS
+		rt.CORS = api.NewCORS(&api.CORSConfig{AllowedOrigins: c.AllowedOrigins, AllowedHeaders: c.AllowedHeaders,
+			MaxAge: time.Duration(c.MaxAgeSec) * time.Second})
+	}
+	if cfg.ECPDS != nil {
+		if reuse != nil && reuse.ECPDS != nil && reflect.DeepEqual(reuse.Config.ECPDS, cfg.ECPDS) {
+			rt.ECPDS = reuse.ECPDS
+		} else if rt.ECPDS, err = handlers.NewECPDS(handlers.ECPDSOptions{Config: *cfg.ECPDS, HTTPClient: opts.HTTPClient,
+			Now: opts.ECPDSNow, Logger: log.With("component", "ecpds")}); err != nil {
+			return nil, err
+		}
+	}
+	w := cfg.WatchEndpoint
+	rt.Limits = api.StreamLimitOptions{PerUser: w.MaxStreamsPerUser, PerClient: w.MaxStreamsPerClient,
+		AddressHeader: cfg.Application.ClientAddressHeader}
+	rt.Handlers = handlers.Settings{
+		Registry: rt.Registry,
+		Watch: handlers.WatchSettings{
+			Heartbeat:        time.Duration(w.SSEHeartbeatIntervalSec) * time.Second,
+			MaxDuration:      time.Duration(w.ConnectionMaxDurationSec) * time.Second,
+			ReplayBatchSize:  w.ReplayBatchSize,
+			ReplayBatchDelay: time.Duration(w.ReplayBatchDelayMs) * time.Millisecond,
+			LiveQueueSize:    w.LiveQueueSize,
+			MaxLag:           time.Duration(w.MaxLagSec) * time.Second,
+			SendBufferBytes:  w.StreamSendBufferBytes,
+		},
+		MaxBodyBytes:    cfg.Application.MaxBodyBytes,
+		ReadBodyTimeout: time.Duration(cfg.Application.ReadBodyTimeoutSec) * time.Second,
+		StaticFilesPath: cfg.Application.StaticFilesPath,
+		Auth:            rt.Auth.Policy(),
+		ECPDS:           rt.ECPDS,
+		CORSManaged:     rt.CORS != nil,
+	}
+	return rt, nil
+}
+
+// authConfig is the api setting of an `auth` block.
+func authConfig(a configs.Auth) api.AuthConfig {
+	mode := api.ModeDirect
+	if a.Mode == configs.AuthModeTrustedProxy {
+		mode = api.ModeTrustedProxy
+	}
+	return api.AuthConfig{Enabled: a.Enabled, Mode: mode, AuthOTronURL: a.AuthOTronURL, JWTSecret: a.JWTSecret,
+		JWKSFile: a.JWKSFile, AdminRoles: a.AdminRoles, Timeout: time.Duration(a.TimeoutMs) * time.Millisecond}
+}
+
+// Fingerprint identifies a loaded configuration: the first 16 hex digits
+// of the SHA-256 of its JSON form. Two configurations with the same
+// fingerprint behave the same; it is logged at start and after every
+// reload.
+func Fingerprint(cfg *configs.Config) string {
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return "unknown"
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// ParseLogLevel reads logging.level: trace or debug, info, warn or
+// warning, error, in any case. The empty level is info.
+func ParseLogLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "trace", "debug":
+		return slog.LevelDebug, nil
+	case "", "info":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("logging.level: %q is not a level; use one of trace, debug, info, warn, error", s)
+}
+
+// LoadCodecs compiles the codec definitions of the `codecs` block with
+// their resources and returns the catalog and the number of statements
+// applied. Paths are relative to the working directory, like data_dir.
+func LoadCodecs(c *configs.Codecs) (*catalog.Catalog, int, error) {
+	if c == nil {
+		return nil, 0, nil
+	}
+	set := resource.NewSet()
+	for _, r := range c.Resources {
+		files, err := resource.LoadDir(r.Dir)
+		if err == nil {
+			err = set.Add(r.Name, max(r.Version, 1), files)
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("resource %s@%d (%s): %w", r.Name, max(r.Version, 1), r.Dir, err)
+		}
+	}
+	src, err := os.ReadFile(c.Definitions)
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading definitions: %w", err)
+	}
+	cat := catalog.NewWithResources(set)
+	results, err := cat.Exec(string(src))
+	if err != nil {
+		var de *ddl.Error
+		if errors.As(err, &de) {
+			return nil, 0, fmt.Errorf("%s:%d:%d: %s", c.Definitions, de.Pos.Line, de.Pos.Col, de.Msg)
+		}
+		return nil, 0, fmt.Errorf("%s: %w", c.Definitions, err)
+	}
+	return cat, len(results), nil
+}

@@ -1,0 +1,239 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"herald/api"
+	"herald/configs"
+	"herald/engine"
+	"herald/handlers"
+	"herald/jetstream"
+)
+
+// Options configure a Server.
+type Options struct {
+	// ConfigPath is the file a reload reads again; empty disables reload
+	// (POST /api/v1/admin/reload then answers 501).
+	ConfigPath string
+	// Env holds the "KEY=value" environment whose overrides a reload
+	// applies again (os.Environ() for the herald command).
+	Env []string
+	// Logger receives every log line; nil discards them.
+	Logger *slog.Logger
+	// LogLevel, when not nil, is set to the configured level at start and
+	// after every reload (the level of Logger's handler).
+	LogLevel *slog.LevelVar
+	// Version is the server version (homepage, logs).
+	Version string
+	// Engine, when not nil, is used instead of building the configured
+	// backend (tests and tools that open their own); the Server then does
+	// not close it.
+	Engine engine.Engine
+	// HTTPClient calls auth-o-tron and ECPDS; nil builds default ones.
+	HTTPClient *http.Client
+	// AuthNow and ECPDSNow are the clocks of token verification and of the
+	// ECPDS cache; nil means time.Now.
+	AuthNow, ECPDSNow func() time.Time
+	// StreamWriteTimeout bounds one SSE write (default 30 s).
+	StreamWriteTimeout time.Duration
+	// Runtime, when not nil, is the Runtime of the configuration already
+	// built (main validates the configuration before it binds the port);
+	// New then does not build it again.
+	Runtime *Runtime
+}
+
+// BackendError is a failure of New to start or reach the backend, as
+// opposed to a configuration error.
+type BackendError struct{ Err error }
+
+// Error implements error.
+func (e *BackendError) Error() string { return "backend: " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *BackendError) Unwrap() error { return e.Err }
+
+// Server is a running herald: the engine, the handlers, the router and
+// the Runtime in force. Create it with New; it is safe for concurrent
+// use.
+type Server struct {
+	opts     Options
+	log      *slog.Logger
+	eng      engine.Engine
+	ownsEng  bool
+	h        *handlers.Handlers
+	limits   *api.StreamLimiter
+	rt       atomic.Pointer[Runtime]
+	router   atomic.Pointer[http.Handler]
+	reloadMu sync.Mutex // one reload at a time
+}
+
+// New builds herald from a loaded configuration: the Runtime first (so
+// that every configuration error is reported before anything starts),
+// then the engine (the embedded nats-server starts here unless
+// opts.Engine is set), the handlers and the router.
+func New(ctx context.Context, cfg *configs.Config, opts Options) (*Server, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	rt := opts.Runtime
+	if rt == nil {
+		var err error
+		if rt, err = NewRuntime(cfg, opts.runtimeOptions(log), nil); err != nil {
+			return nil, err
+		}
+	}
+	if opts.LogLevel != nil {
+		opts.LogLevel.Set(rt.LogLevel)
+	}
+	s := &Server{opts: opts, log: log, eng: opts.Engine}
+	if s.eng == nil {
+		eng, err := NewEngine(ctx, cfg, log)
+		if err != nil {
+			return nil, &BackendError{Err: err}
+		}
+		s.eng, s.ownsEng = eng, true
+	}
+	var reloader handlers.Reloader
+	if opts.ConfigPath != "" {
+		reloader = s
+	}
+	s.h = handlers.New(handlers.Options{Settings: rt.Handlers, Engine: s.eng, StreamWriteTimeout: opts.StreamWriteTimeout,
+		Version: opts.Version, Logger: log, Reloader: reloader})
+	s.limits = api.NewStreamLimiter(rt.Limits)
+	s.install(rt)
+	return s, nil
+}
+
+// runtimeOptions are the RuntimeOptions of the server's options.
+func (o *Options) runtimeOptions(log *slog.Logger) RuntimeOptions {
+	return RuntimeOptions{Logger: log, HTTPClient: o.HTTPClient, AuthNow: o.AuthNow, ECPDSNow: o.ECPDSNow}
+}
+
+// NewEngine builds the configured backend: the in-memory engine, or the
+// JetStream engine (embedded nats-server, or an external one by URL).
+func NewEngine(ctx context.Context, cfg *configs.Config, log *slog.Logger) (engine.Engine, error) {
+	switch cfg.NotificationBackend.Kind {
+	case configs.BackendInMemory:
+		m := cfg.NotificationBackend.InMemory
+		return engine.NewMemory(engine.MemoryOptions{MaxHistoryPerTopic: m.MaxHistoryPerTopic, MaxTopics: m.MaxTopics}), nil
+	case configs.BackendJetStream:
+		opts, err := jetstream.OptionsFromConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		opts.Logger = log.With("component", "jetstream")
+		return jetstream.Open(ctx, opts)
+	default:
+		return nil, fmt.Errorf("notification_backend.kind %q is not available in this build", cfg.NotificationBackend.Kind)
+	}
+}
+
+// install makes rt the Runtime in force: the router of its
+// authentication and CORS, the limits, the logging level (the handlers'
+// settings are applied by the caller where order matters).
+func (s *Server) install(rt *Runtime) {
+	s.limits.Configure(rt.Limits)
+	var h http.Handler = api.NewRouter(api.Options{Handlers: s.h, Logger: s.log, Auth: rt.Auth, CORS: rt.CORS, Limits: s.limits})
+	s.router.Store(&h)
+	s.rt.Store(rt)
+	if s.opts.LogLevel != nil {
+		s.opts.LogLevel.Set(rt.LogLevel)
+	}
+}
+
+// ServeHTTP serves a request with the router in force.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	(*s.router.Load()).ServeHTTP(w, r)
+}
+
+// Runtime returns the Runtime in force.
+func (s *Server) Runtime() *Runtime { return s.rt.Load() }
+
+// Engine returns the engine.
+func (s *Server) Engine() engine.Engine { return s.eng }
+
+// Handlers returns the handlers.
+func (s *Server) Handlers() *handlers.Handlers { return s.h }
+
+// Limits returns the concurrent-stream limiter.
+func (s *Server) Limits() *api.StreamLimiter { return s.limits }
+
+// HTTPServer returns an http.Server serving herald with the configured
+// header timeout; stream connections get their send buffers capped
+// (handlers.ConnContext).
+func (s *Server) HTTPServer() *http.Server {
+	cfg := s.Runtime().Config
+	return &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: time.Duration(cfg.Application.ReadHeaderTimeoutSec) * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ConnContext:       handlers.ConnContext,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+}
+
+// engineShutdown is implemented by engines whose Close can be bounded by
+// a deadline (the JetStream engine stopping its embedded server).
+type engineShutdown interface {
+	Shutdown(ctx context.Context) error
+}
+
+// Drain stops herald within grace, the backend included: open streams
+// are told to end (server_shutdown), open requests get the grace minus
+// the time reserved for the backend, connections still open then are
+// closed, and the backend gets what is left. srv may be nil (nothing to
+// drain but streams and the backend).
+func (s *Server) Drain(srv *http.Server, grace time.Duration) {
+	deadline := time.Now().Add(grace)
+	s.h.Shutdown()
+	if srv != nil {
+		// The backend needs a moment to stop (the embedded nats-server
+		// flushes its store): keep a quarter of the grace for it, at most
+		// 2 s.
+		reserve := min(grace/4, 2*time.Second)
+		sctx, cancel := context.WithDeadline(context.Background(), deadline.Add(-reserve))
+		err := srv.Shutdown(sctx)
+		cancel()
+		if err != nil {
+			s.log.Warn("graceful drain incomplete; closing remaining connections", "error", err)
+			_ = srv.Close()
+		}
+	}
+	s.closeEngine(deadline)
+	if rt := s.Runtime(); rt.ECPDS != nil {
+		rt.ECPDS.Close()
+	}
+}
+
+// Close ends every stream and closes the backend it built (tests).
+func (s *Server) Close() {
+	s.h.Shutdown()
+	s.closeEngine(time.Now().Add(10 * time.Second))
+	if rt := s.Runtime(); rt.ECPDS != nil {
+		rt.ECPDS.Close()
+	}
+}
+
+func (s *Server) closeEngine(deadline time.Time) {
+	if !s.ownsEng {
+		return
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	var err error
+	if es, ok := s.eng.(engineShutdown); ok {
+		err = es.Shutdown(ctx)
+	} else {
+		err = s.eng.Close()
+	}
+	if err != nil {
+		s.log.Warn("backend shutdown incomplete", "error", err)
+	}
+}
