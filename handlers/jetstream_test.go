@@ -22,6 +22,8 @@ func TestOnJetStream(t *testing.T) {
 		{"Admin", TestAdmin},
 		{"LongSubjectsRefused", TestLongSubjectsRefused},
 		{"AvisoConformance", TestAvisoConformance},
+		{"Reload", TestReload},
+		{"ReloadDuringNotifyBurst", TestReloadDuringNotifyBurst},
 	} {
 		t.Run(c.name, c.fn)
 	}
