@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -357,5 +358,98 @@ func TestShutdownFitsGrace(t *testing.T) {
 		t.Fatalf("shutdown took %v, more than shutdown_grace_sec %v", took, grace)
 	} else {
 		t.Logf("shutdown with 50 stuck watchers took %v (grace %v)", took, grace)
+	}
+}
+
+// TestSIGHUPReloads runs the built binary, removes an event type from its
+// config file and sends SIGHUP: the event type's watcher ends with
+// schema_removed, the log says what changed, and the process keeps
+// serving (SIGHUP used to kill it with exit 129).
+func TestSIGHUPReloads(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "herald")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	path := filepath.Join(dir, "config.yaml")
+	extra := "  alert:\n    identifier:\n      level: {type: IntHandler, required: false}\n"
+	if err := os.WriteFile(path, []byte(contractConfig+extra), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--config", path)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	lines := make(chan map[string]any, 64)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				lines <- m
+			}
+		}
+		close(lines)
+	}()
+	waitLog := func(msg string) map[string]any {
+		t.Helper()
+		deadline := time.After(20 * time.Second)
+		for {
+			select {
+			case m, ok := <-lines:
+				if !ok {
+					t.Fatalf("herald exited before logging %q: %s", msg, logs.String())
+				}
+				if m["msg"] == msg {
+					return m
+				}
+			case <-deadline:
+				t.Fatalf("no %q log line", msg)
+			}
+		}
+	}
+	base := "http://" + waitLog("herald listening")["address"].(string)
+	watch := post(t, base+"/api/v1/watch", `{"event_type":"alert","identifier":{}}`)
+	defer watch.Body.Close()
+	events := readEvents(watch.Body)
+	if ev := <-events; ev.data["type"] != "connection_established" {
+		t.Fatalf("opening %v", ev)
+	}
+	if err := os.WriteFile(path, []byte(contractConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	line := waitLog("configuration reloaded")
+	if fmt.Sprint(line["removed"]) != "[alert]" || line["trigger"] != "SIGHUP" || line["fingerprint"] == line["previous_fingerprint"] {
+		t.Fatalf("reload log line %v", line)
+	}
+	for ev := range events {
+		if ev.name == "heartbeat" {
+			continue
+		}
+		if ev.name != "connection-closing" || ev.data["reason"] != "schema_removed" {
+			t.Fatalf("watcher of the removed event type got %v", ev)
+		}
+		break
+	}
+	resp := post(t, base+"/api/v1/notification", `{"event_type":"forecast","identifier":{"region":"europe","step":1}}`)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("notify after the reload: %d", resp.StatusCode)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v (%s)", err, logs.String())
 	}
 }
