@@ -1,7 +1,9 @@
 package handlers_test
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"herald/engine"
@@ -89,5 +91,39 @@ func TestAvisoConformance(t *testing.T) {
 				t.Fatalf("%d %s", r.Status, r.Raw)
 			}
 		})
+	}
+}
+
+// TestWhereOnWatchAndReplay: the herald `where` field selects
+// notifications on watch and replay, typed by the schema; a bad one is a
+// 400 naming the column.
+func TestWhereOnWatchAndReplay(t *testing.T) {
+	s := startServer(t, testConfig, nil)
+	for step := 1; step <= 6; step++ {
+		s.notify(t, fmt.Sprintf(`{"event_type":"mars","identifier":{"class":"od","expver":"1","domain":"g","date":"20250706","time":"12","stream":"enfo","step":%d}}`, step))
+	}
+	st := s.open(t, "/api/v1/replay", `{"event_type":"mars","identifier":{"class":"od"},"from_id":"0","where":"step >= 3 AND step NOT IN (5) AND expver = '0001'"}`)
+	if got := strings.Join(names(st.all(wait)), " "); got != "replay-control:replay_started replay:mars@3 replay:mars@4 replay:mars@6 replay-control:replay_completed connection-closing:end_of_stream" {
+		t.Fatalf("replay with where: %s", got)
+	}
+	live := s.open(t, "/api/v1/watch", `{"event_type":"mars","identifier":{"class":"od"},"where":"step > 10"}`)
+	live.next(wait)
+	s.notify(t, `{"event_type":"mars","identifier":{"class":"od","expver":"1","domain":"g","date":"20250706","time":"12","stream":"enfo","step":7}}`)
+	s.notify(t, `{"event_type":"mars","identifier":{"class":"od","expver":"1","domain":"g","date":"20250706","time":"12","stream":"enfo","step":11}}`)
+	if ev := live.skipBeats(wait); ev.Data["id"] != "mars@8" {
+		t.Fatalf("live with where: %s %s", ev.Name, ev.Raw)
+	}
+	for _, c := range []struct{ path, body, code, message string }{
+		{"/api/v1/watch", `{"event_type":"mars","identifier":{"class":"od"},"where":"step >"}`, "INVALID_WATCH_REQUEST",
+			"where: column 7: expected a field name or a value, found end of the predicate"},
+		{"/api/v1/replay", `{"event_type":"mars","identifier":{"class":"od"},"from_id":"0","where":"nope = 1"}`, "INVALID_REPLAY_REQUEST",
+			"where: column 1: unknown field 'nope' for event type 'mars'; its fields are 'class', 'expver', 'domain', 'date', 'time', 'stream', 'step'"},
+		{"/api/v1/notification", `{"event_type":"mars","identifier":{},"where":"step > 1"}`, "UNKNOWN_FIELD",
+			"Request contains unknown fields: 'where' (allowed: event_type, identifier, from_id, from_date, payload)"},
+	} {
+		r := s.do(t, http.MethodPost, c.path, c.body)
+		if r.Status != http.StatusBadRequest || r.Body["code"] != c.code || r.Body["message"] != c.message {
+			t.Fatalf("%s: %d %s", c.body, r.Status, r.Raw)
+		}
 	}
 }

@@ -22,6 +22,7 @@ func TestOnJetStream(t *testing.T) {
 		{"Admin", TestAdmin},
 		{"LongSubjectsRefused", TestLongSubjectsRefused},
 		{"AvisoConformance", TestAvisoConformance},
+		{"WhereOnWatchAndReplay", TestWhereOnWatchAndReplay},
 		{"Reload", TestReload},
 		{"ReloadDuringNotifyBurst", TestReloadDuringNotifyBurst},
 	} {

@@ -59,10 +59,20 @@ func (h *Handlers) serveStream(w http.ResponseWriter, r *http.Request, mode stre
 		writeRequestError(w, r, ep, err)
 		return
 	}
+	var where stream.Predicate
+	if req.Where != nil {
+		wh, err := s.CompileWhere(*req.Where)
+		if err != nil {
+			writeRequestError(w, r, ep, validation(err.Error()))
+			return
+		}
+		where = wherePredicate{wh}
+	}
 	if !h.checkECPDS(w, r, set, s, filter) {
 		return
 	}
 	spec := streamSpec(set.Watch, mode, engine.Query{Stream: s.Base, Filter: filter}, cur, s.MaxHistorical)
+	spec.Where = where
 	sink := &sseSink{
 		h: h, w: w, watch: set.Watch, cors: !set.CORSManaged, mode: mode, cursors: cur, cap: s.MaxHistorical,
 		reqID: RequestID(r.Context()),
@@ -264,3 +274,9 @@ func resumeID(seq uint64) *string {
 	v := strconv.FormatUint(seq, 10)
 	return &v
 }
+
+// wherePredicate applies a compiled WHERE clause to records.
+type wherePredicate struct{ w *notification.Where }
+
+// Match implements stream.Predicate.
+func (p wherePredicate) Match(rec *engine.Record) bool { return p.w.Match(&rec.Notification) }

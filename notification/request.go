@@ -25,11 +25,14 @@ type Request struct {
 	ToDate   *string
 	// Payload is nil when absent or JSON null; otherwise its raw JSON.
 	Payload json.RawMessage
+	// Where is the WHERE predicate of a watch or replay (herald), nil when
+	// absent or null.
+	Where *string
 }
 
 var requestFields = map[string]bool{
 	"event_type": true, "identifier": true, "from_id": true, "from_date": true,
-	"payload": true, "to_id": true, "to_date": true,
+	"payload": true, "to_id": true, "to_date": true, "where": true,
 }
 
 // ParseRequest runs the parse pipeline of reference §2 on a request body:
@@ -49,7 +52,7 @@ var notifyFields = map[string]bool{
 }
 
 const (
-	requestAllowed = "event_type, identifier, from_id, from_date, to_id, to_date, payload"
+	requestAllowed = "event_type, identifier, from_id, from_date, to_id, to_date, where, payload"
 	notifyAllowed  = "event_type, identifier, from_id, from_date, payload"
 )
 
@@ -105,7 +108,7 @@ func parseRequest(body []byte, fields map[string]bool, allowed string) (*Request
 			}
 			req.Identifier = top.identifier
 			haveIdent = true
-		case "from_id", "from_date", "to_id", "to_date":
+		case "from_id", "from_date", "to_id", "to_date", "where":
 			s, err := optionalString(m.key, m.raw)
 			if err != nil {
 				return nil, err
@@ -117,6 +120,8 @@ func parseRequest(body []byte, fields map[string]bool, allowed string) (*Request
 				req.FromDate = s
 			case "to_id":
 				req.ToID = s
+			case "where":
+				req.Where = s
 			default:
 				req.ToDate = s
 			}
