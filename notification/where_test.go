@@ -97,11 +97,11 @@ func TestWhereMatch(t *testing.T) {
 		{"class = 'rd' OR step = 12", true},
 		{"class = 'rd' AND step = 12", false},
 		{"(class = 'od' OR class = 'rd') AND NOT step < 6", true},
-		{"step = NULL", false},          // NULL: not selected
-		{"NOT (step = NULL)", false},    // still NULL
-		{"step = NULL OR TRUE", true},   // NULL OR TRUE = TRUE
+		{"step = NULL", false},           // NULL: not selected
+		{"NOT (step = NULL)", false},     // still NULL
+		{"step = NULL OR TRUE", true},    // NULL OR TRUE = TRUE
 		{"step = NULL AND FALSE", false}, // FALSE
-		{"step IN (NULL, 1)", false},    // NULL
+		{"step IN (NULL, 1)", false},     // NULL
 		{"step NOT IN (NULL, 1)", false}, // NULL
 		{"step IN (NULL, 12)", true},
 		{"TRUE", true},
