@@ -98,6 +98,18 @@ func Default() Config {
 			TimeoutMs: 5000,
 		},
 		Metrics: Metrics{Host: "127.0.0.1"},
+		Session: Session{
+			MaxSubscriptions:   32,
+			MaxProducers:       32,
+			MaxProducerBytes:   32 << 20,
+			ProducerCredit:     16,
+			ProducerMaxBatch:   1000,
+			QueueFrames:        16,
+			MaxFrameEvents:     256,
+			MaxFrameBytes:      4 << 20,
+			BlockingTimeoutMs:  1000,
+			MaxSessionsPerUser: 64,
+		},
 	}
 }
 

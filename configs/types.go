@@ -29,6 +29,40 @@ type Config struct {
 	// protobuf codecs compile from) loaded and checked at startup; nil
 	// when the block is absent.
 	Codecs *Codecs `yaml:"codecs"`
+	// Session is herald: the limits of WebSocket sessions
+	// (GET /api/v1/session).
+	Session Session `yaml:"session"`
+}
+
+// Session is herald's `session` block: the limits of one WebSocket
+// session (session protocol §8).
+type Session struct {
+	// MaxSubscriptions bounds the subscriptions (and running replays) of
+	// one session.
+	MaxSubscriptions int `yaml:"max_subscriptions"`
+	// MaxProducers bounds the producers of one session.
+	MaxProducers int `yaml:"max_producers"`
+	// MaxProducerBytes bounds the bytes of batches a session has sent and
+	// not yet had answered.
+	MaxProducerBytes int64 `yaml:"max_producer_bytes"`
+	// ProducerCredit is the number of batches a producer may have awaiting
+	// their outcome at once.
+	ProducerCredit int `yaml:"producer_credit"`
+	// ProducerMaxBatch bounds the notifications of one batch.
+	ProducerMaxBatch int `yaml:"producer_max_batch"`
+	// QueueFrames is the session's outbound queue of events frames, shared
+	// by its subscriptions (session_queue_frames).
+	QueueFrames int `yaml:"session_queue_frames"`
+	// MaxFrameEvents bounds the events of one events frame.
+	MaxFrameEvents int `yaml:"max_frame_events"`
+	// MaxFrameBytes bounds every frame the server sends.
+	MaxFrameBytes int `yaml:"max_frame_bytes"`
+	// BlockingTimeoutMs bounds how long a BLOCKING subscription may hold
+	// back its delivery (and its publishers) before it ends with overflow.
+	BlockingTimeoutMs int `yaml:"blocking_timeout_ms"`
+	// MaxSessionsPerUser bounds the sessions of one authenticated user; 0
+	// means no limit.
+	MaxSessionsPerUser int `yaml:"max_sessions_per_user"`
 }
 
 // Application is the `application` block: the HTTP listener and links.

@@ -108,6 +108,7 @@ func (c *Config) validate(lines map[string]int) Problems {
 	v.application()
 	v.backend()
 	v.watchEndpoint()
+	v.session()
 	v.auth()
 	v.metrics()
 	v.ecpds()
@@ -349,6 +350,23 @@ func (v *validator) backend() {
 		if err != nil || perr != nil || n < 0 || n > 65535 {
 			v.global(p+"listen", "must be host:port, e.g. 127.0.0.1:4222, got %s", quote(js.Listen))
 		}
+	}
+}
+
+func (v *validator) session() {
+	const p = "session."
+	s := &v.c.Session
+	v.positive(p+"max_subscriptions", int64(s.MaxSubscriptions))
+	v.positive(p+"max_producers", int64(s.MaxProducers))
+	v.positive(p+"max_producer_bytes", s.MaxProducerBytes)
+	v.positive(p+"producer_credit", int64(s.ProducerCredit))
+	v.positive(p+"producer_max_batch", int64(s.ProducerMaxBatch))
+	v.positive(p+"session_queue_frames", int64(s.QueueFrames))
+	v.positive(p+"max_frame_events", int64(s.MaxFrameEvents))
+	v.positive(p+"blocking_timeout_ms", int64(s.BlockingTimeoutMs))
+	v.nonNegative(p+"max_sessions_per_user", int64(s.MaxSessionsPerUser))
+	if s.MaxFrameBytes < 64<<10 {
+		v.global(p+"max_frame_bytes", "must be at least 65536 (64 KiB), got %d", s.MaxFrameBytes)
 	}
 }
 
