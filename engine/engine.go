@@ -162,6 +162,11 @@ type SubscribeOptions struct {
 	QueueSize int
 	// Overflow says what happens when the queue is full.
 	Overflow OverflowPolicy
+	// BlockTimeout bounds, for BlockOnOverflow, how long a delivery waits
+	// for room in this subscriber's queue; a subscriber still full then is
+	// ended with ErrOverflow, so that it never holds the stream's
+	// publishers longer. 0 waits as long as the publisher's context allows.
+	BlockTimeout time.Duration
 }
 
 // Publisher stores notifications.

@@ -19,6 +19,8 @@ type Subscription struct {
 	filter   *notification.Filter
 	boundary uint64
 	q        *queue
+	// blockTimeout bounds a delivery's wait for room (BlockOnOverflow).
+	blockTimeout time.Duration
 	// done is closed when the hub ends the subscription (not on Close).
 	done chan struct{}
 
@@ -304,11 +306,12 @@ func (st *hubStream) endAllLocked(err error) {
 // ended with ErrClosed.
 func (h *Hub) Subscribe(q Query, opts SubscribeOptions) *Subscription {
 	s := &Subscription{
-		query:  q,
-		filter: q.Filter,
-		q:      newQueue(opts.QueueSize, opts.Overflow),
-		done:   make(chan struct{}),
-		idx:    -1,
+		query:        q,
+		filter:       q.Filter,
+		q:            newQueue(opts.QueueSize, opts.Overflow),
+		blockTimeout: opts.BlockTimeout,
+		done:         make(chan struct{}),
+		idx:          -1,
 	}
 	st := h.stream(q.Stream)
 	if st == nil {
@@ -348,11 +351,20 @@ type pending struct {
 }
 
 // wait completes the blocked pushes in subscriber order; each waits for
-// its subscriber's room, or its end. If ctx ends first, the subscribers
-// still waiting are ended with ErrOverflow.
+// its subscriber's room, or its end. If ctx ends first, or a subscriber's
+// block timeout passes (counted from the start of the wait, so that the
+// whole delivery waits no longer than the longest timeout), the
+// subscribers still waiting are ended with ErrOverflow.
 func (p pending) wait(ctx context.Context) {
+	start := time.Now()
 	for _, b := range p.pushes {
-		if err := b.sub.q.wait(ctx, b.t, p.rec); err != nil {
+		bctx, cancel := ctx, context.CancelFunc(func() {})
+		if d := b.sub.blockTimeout; d > 0 {
+			bctx, cancel = context.WithDeadline(ctx, start.Add(d))
+		}
+		err := b.sub.q.wait(bctx, b.t, p.rec)
+		cancel()
+		if err != nil {
 			if b.sub.finish(ErrOverflow) {
 				b.sub.detach()
 			}

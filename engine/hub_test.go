@@ -690,3 +690,36 @@ func TestRenderedOncePerView(t *testing.T) {
 		t.Fatalf("%d renderings cached, want at most %d", n, maxRenderings)
 	}
 }
+
+// TestHubBlockTimeout: a blocking subscriber that stays full longer than
+// its block timeout is ended with ErrOverflow and releases the delivery;
+// two such subscribers of one record hold it no longer than one timeout.
+func TestHubBlockTimeout(t *testing.T) {
+	h := NewHub()
+	defer h.Close()
+	const timeout = 200 * time.Millisecond
+	a := h.Subscribe(q("mars", "*"), SubscribeOptions{QueueSize: 1, Overflow: BlockOnOverflow, BlockTimeout: timeout})
+	b := h.Subscribe(q("mars", "*"), SubscribeOptions{QueueSize: 1, Overflow: BlockOnOverflow, BlockTimeout: timeout})
+	h.Deliver(rec("mars", "x", 1))
+	start := time.Now()
+	h.Deliver(rec("mars", "x", 2)) // both full: waits, then ends both
+	waited := time.Since(start)
+	for _, s := range []*Subscription{a, b} {
+		select {
+		case <-s.Done():
+		default:
+			t.Fatal("a blocking subscriber past its timeout is still open")
+		}
+		if s.Err() != ErrOverflow {
+			t.Fatalf("Err = %v, want ErrOverflow", s.Err())
+		}
+		if got := drain(s); !slices.Equal(got, []uint64{1}) {
+			t.Fatalf("received %v, want [1]", got)
+		}
+	}
+	// A bound, not a timing assertion: sequential waits of one timeout
+	// each would take at least twice as long.
+	if waited >= 2*timeout {
+		t.Fatalf("the delivery waited %v for two subscribers of %v each", waited, timeout)
+	}
+}
