@@ -203,6 +203,18 @@ type End struct {
 	Message string
 }
 
+// Overflow is the error a sink returns when it cannot take what it is
+// handed in time (a WebSocket session whose shared queue stayed full):
+// the stream ends with Overflow, resuming from ResumeFrom (the first
+// record the client did not get).
+type OverflowError struct {
+	ResumeFrom uint64
+	Message    string
+}
+
+// Error implements error.
+func (e *OverflowError) Error() string { return "sink overflow: " + e.Message }
+
 // Stop is the cause with which a transport cancels a running stream's
 // context to end it with a reason of its own (Shutdown, SchemaChanged,
 // SchemaRemoved, Unauthorized); any other cancellation is ClientGone.
@@ -257,8 +269,8 @@ func (r *runner) run() End {
 	if stop := r.stopped(); stop != nil {
 		// Ended before it began (a shutdown under way): open and end at
 		// once, as a stream already running would.
-		if r.sink.Open(Opening{}) != nil {
-			return End{Reason: ClientGone}
+		if err := r.sink.Open(Opening{}); err != nil {
+			return r.sinkFailed(err)
 		}
 		return r.stopEnd(stop)
 	}
@@ -281,12 +293,12 @@ func (r *runner) run() End {
 		}
 		r.boundary = last
 	}
-	if r.sink.Open(Opening{Boundary: r.boundary}) != nil {
-		return End{Reason: ClientGone}
+	if err := r.sink.Open(Opening{Boundary: r.boundary}); err != nil {
+		return r.sinkFailed(err)
 	}
 	if r.spec.Mode == Watch && r.spec.Heartbeat > 0 {
-		if r.sink.Heartbeat() != nil {
-			return End{Reason: ClientGone}
+		if err := r.sink.Heartbeat(); err != nil {
+			return r.sinkFailed(err)
 		}
 		t := time.NewTicker(r.spec.Heartbeat)
 		defer t.Stop()
@@ -296,8 +308,8 @@ func (r *runner) run() End {
 		if end, ok := r.history(); !ok {
 			return end
 		}
-		if r.sink.HistoryDone() != nil {
-			return End{Reason: ClientGone}
+		if err := r.sink.HistoryDone(); err != nil {
+			return r.sinkFailed(err)
 		}
 		if r.spec.Mode == Replay {
 			return End{Reason: EndOfStream, Delivered: r.delivered}
@@ -306,12 +318,22 @@ func (r *runner) run() End {
 	return r.live()
 }
 
+// sinkFailed is the end of a stream whose sink failed: an overflow the
+// sink reports, else the client is gone.
+func (r *runner) sinkFailed(err error) End {
+	var o *OverflowError
+	if errors.As(err, &o) {
+		return End{Reason: Overflow, ResumeFrom: o.ResumeFrom, Delivered: r.delivered, Err: err, Message: o.Message}
+	}
+	return End{Reason: ClientGone}
+}
+
 // setupFailed is the end of a stream whose setup failed: a stop that
 // caused it wins.
 func (r *runner) setupFailed(err error) End {
 	if stop := r.stopped(); stop != nil {
-		if r.sink.Open(Opening{}) != nil {
-			return End{Reason: ClientGone}
+		if err := r.sink.Open(Opening{}); err != nil {
+			return r.sinkFailed(err)
 		}
 		return r.stopEnd(stop)
 	}
@@ -382,8 +404,8 @@ func (r *runner) interrupted() (End, bool) {
 		case <-r.maxDur:
 			return r.maxDurationEnd(), false
 		case <-r.beat:
-			if r.sink.Heartbeat() != nil {
-				return End{Reason: ClientGone}, false
+			if err := r.sink.Heartbeat(); err != nil {
+				return r.sinkFailed(err), false
 			}
 			continue
 		default:
@@ -403,8 +425,8 @@ func (r *runner) wait(d time.Duration) (End, bool) {
 		case <-r.maxDur:
 			return r.maxDurationEnd(), false
 		case <-r.beat:
-			if r.sink.Heartbeat() != nil {
-				return End{Reason: ClientGone}, false
+			if err := r.sink.Heartbeat(); err != nil {
+				return r.sinkFailed(err), false
 			}
 		case <-t.C:
 			return End{}, true
@@ -468,20 +490,20 @@ func (r *runner) history() (End, bool) {
 				continue
 			}
 			if capped && delivered == r.spec.HistoryCap {
-				if r.sink.Flush() != nil {
-					return End{Reason: ClientGone}, false
+				if err := r.sink.Flush(); err != nil {
+					return r.sinkFailed(err), false
 				}
 				return End{Reason: HistoryLimit, ResumeFrom: rec.Seq, Delivered: r.delivered,
 					Message: fmt.Sprintf("the historical cap of %d notifications was reached", r.spec.HistoryCap)}, false
 			}
-			if r.sink.Record(rec, History) != nil {
-				return End{Reason: ClientGone}, false
+			if err := r.sink.Record(rec, History); err != nil {
+				return r.sinkFailed(err), false
 			}
 			r.lastSeq, r.delivered = rec.Seq, true
 			delivered++
 		}
-		if r.sink.Flush() != nil {
-			return End{Reason: ClientGone}, false
+		if err := r.sink.Flush(); err != nil {
+			return r.sinkFailed(err), false
 		}
 		if done {
 			return End{}, true
@@ -526,8 +548,8 @@ func (r *runner) live() End {
 		case <-r.maxDur:
 			return r.maxDurationEnd()
 		case <-r.beat:
-			if r.sink.Heartbeat() != nil {
-				return End{Reason: ClientGone}
+			if err := r.sink.Heartbeat(); err != nil {
+				return r.sinkFailed(err)
 			}
 		case rec := <-c:
 			// The lag of a record counts from its arrival, or from when
@@ -546,14 +568,16 @@ func (r *runner) live() End {
 			if maxLag > 0 && r.due != nil {
 				r.due.Due(since.Add(maxLag))
 			}
-			if r.sink.Record(rec, Live) != nil {
-				return End{Reason: ClientGone}
+			if err := r.sink.Record(rec, Live); err != nil {
+				return r.sinkFailed(err)
 			}
 			r.lastSeq, r.delivered = rec.Seq, true
 			// Flush when nothing else is waiting: a burst goes out in
 			// one write, a single notification at once.
-			if len(c) == 0 && r.sink.Flush() != nil {
-				return End{Reason: ClientGone}
+			if len(c) == 0 {
+				if err := r.sink.Flush(); err != nil {
+					return r.sinkFailed(err)
+				}
 			}
 		case <-r.sub.Done():
 			return r.subscriptionEnded(r.sub.Err())

@@ -60,8 +60,10 @@ type sink struct {
 	change chan struct{}
 	// block, when set, is waited for in every Record call.
 	block chan struct{}
-	// failAt makes the n-th call (1-based) fail, as a gone client would.
-	failAt int
+	// failAt makes the n-th call (1-based) fail, as a gone client would,
+	// or with failErr when set.
+	failAt  int
+	failErr error
 	dues   []time.Time
 }
 
@@ -77,6 +79,9 @@ func (s *sink) add(c string) error {
 	default:
 	}
 	if s.failAt == n {
+		if s.failErr != nil {
+			return s.failErr
+		}
 		return errors.New("client gone")
 	}
 	return nil
@@ -266,11 +271,25 @@ func TestWatchEnds(t *testing.T) {
 				}
 			}
 		})
+		t.Run("sink overflow", func(t *testing.T) {
+			s := newSink()
+			s.failAt, s.failErr = 3, &stream.OverflowError{ResumeFrom: 2, Message: "queue full"}
+			last, _ := e.LastSeq(context.Background(), "s")
+			ch := start(context.Background(), e, stream.Spec{Query: all}, s)
+			s.waitFor(t, fmt.Sprintf("open@%d", last))
+			publish(t, e, 1, 2)
+			end := endOf(t, ch)
+			checkEnd(t, end, stream.Overflow, 2)
+			if end.Message != "queue full" {
+				t.Fatalf("message %q", end.Message)
+			}
+		})
 		t.Run("sink error", func(t *testing.T) {
 			s := newSink()
 			s.failAt = 2
+			last, _ := e.LastSeq(context.Background(), "s")
 			ch := start(context.Background(), e, stream.Spec{Query: all}, s)
-			s.waitFor(t, "open@0")
+			s.waitFor(t, fmt.Sprintf("open@%d", last))
 			publish(t, e, 1, 1)
 			checkEnd(t, endOf(t, ch), stream.ClientGone, 0)
 		})
