@@ -3,6 +3,7 @@ package jetstreamtest
 import (
 	"context"
 	"testing"
+	"time"
 
 	"herald/jetstream"
 	"herald/notification"
@@ -19,5 +20,30 @@ func TestOpen(t *testing.T) {
 	}
 	if err := e.Ready(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestServerRestartKeepsStore(t *testing.T) {
+	s := StartServer(t)
+	e := Open(t, []jetstream.StreamSpec{{Base: "mars", EventType: "mars"}}, func(o *jetstream.Options) {
+		o.URL = s.URL()
+		o.MaxReconnects = -1
+		o.ReconnectDelay = 20 * time.Millisecond
+	})
+	n := &notification.Notification{EventType: "mars", Subject: "mars.od", Tokens: []string{"mars", "od"}, Payload: []byte("{}")}
+	if seq, _, err := e.Publish(context.Background(), n); err != nil || seq != 1 {
+		t.Fatalf("Publish = %d, %v; want 1", seq, err)
+	}
+	s.Stop()
+	s.Start()
+	deadline := time.Now().Add(time.Minute)
+	for e.Ready(context.Background()) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("engine not ready after the restart")
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, with a deadline
+	}
+	if seq, _, err := e.Publish(context.Background(), n); err != nil || seq != 2 {
+		t.Fatalf("Publish after the restart = %d, %v; want 2 (the store kept the first)", seq, err)
 	}
 }
