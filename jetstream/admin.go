@@ -39,10 +39,13 @@ func (e *Engine) LastSeq(ctx context.Context, stream string) (uint64, error) {
 	if err := e.check(ctx, "last sequence"); err != nil {
 		return 0, err
 	}
+	if err := checkStreamKey(stream); err != nil {
+		return 0, fmt.Errorf("jetstream: last sequence: %w", err)
+	}
 	name := StreamName(stream)
 	rctx, cancel := e.requestContext(ctx)
 	defer cancel()
-	s, err := e.js.Stream(rctx, name)
+	s, err := e.cur().js.Stream(rctx, name)
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound):
 		return 0, nil
@@ -55,9 +58,9 @@ func (e *Engine) LastSeq(ctx context.Context, stream string) (uint64, error) {
 // owned returns the stream named after key (uppercased) if herald
 // manages it: it carries the herald marker, or it is one of the
 // configured streams. Anything else is engine.ErrNotFound.
-func (e *Engine) owned(ctx context.Context, key, op string) (jetstream.Stream, error) {
+func (e *Engine) owned(ctx context.Context, l *link, key, op string) (jetstream.Stream, error) {
 	name := StreamName(key)
-	s, err := e.js.Stream(ctx, name)
+	s, err := l.js.Stream(ctx, name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, fmt.Errorf("jetstream: %s: stream %s: %w", op, name, engine.ErrNotFound)
 	}
@@ -82,15 +85,21 @@ func (e *Engine) configured(name string) bool {
 
 // Delete removes notification seq from the stream named after stream
 // uppercased (reference §15); engine.ErrNotFound when the stream is
-// missing (or not herald's) or does not hold seq.
+// missing (or not herald's) or does not hold seq, an error wrapping
+// ErrInvalidName, without asking the server, when stream cannot name a
+// JetStream stream.
 func (e *Engine) Delete(ctx context.Context, stream string, seq uint64) error {
 	if err := e.check(ctx, "delete"); err != nil {
 		return err
 	}
+	if err := checkStreamKey(stream); err != nil {
+		return fmt.Errorf("jetstream: delete: %w", err)
+	}
 	op := fmt.Sprintf("delete %s@%d", stream, seq)
 	rctx, cancel := e.requestContext(ctx)
 	defer cancel()
-	s, err := e.owned(rctx, stream, op)
+	l := e.cur()
+	s, err := e.owned(rctx, l, stream, op)
 	if err != nil {
 		return err
 	}
@@ -110,7 +119,7 @@ func (e *Engine) Delete(ctx context.Context, stream string, seq uint64) error {
 		Seq     uint64 `json:"seq"`
 		NoErase bool   `json:"no_erase"`
 	}{seq, true})
-	reply, err := e.nc.RequestWithContext(rctx, "$JS.API.STREAM.MSG.DELETE."+StreamName(stream), body)
+	reply, err := l.nc.RequestWithContext(rctx, "$JS.API.STREAM.MSG.DELETE."+StreamName(stream), body)
 	if err != nil {
 		return e.fail(ctx, op+" on "+e.where, err)
 	}
@@ -144,15 +153,19 @@ const (
 
 // WipeStream purges the stream named after stream uppercased, keeping its
 // configuration and sequence counter; engine.ErrNotFound when it is
-// missing or not herald's.
+// missing or not herald's, an error wrapping ErrInvalidName, without
+// asking the server, when stream cannot name a JetStream stream.
 func (e *Engine) WipeStream(ctx context.Context, stream string) error {
 	if err := e.check(ctx, "wipe stream"); err != nil {
 		return err
 	}
+	if err := checkStreamKey(stream); err != nil {
+		return fmt.Errorf("jetstream: wipe stream: %w", err)
+	}
 	op := "wipe stream " + stream
 	rctx, cancel := e.requestContext(ctx)
 	defer cancel()
-	s, err := e.owned(rctx, stream, op)
+	s, err := e.owned(rctx, e.cur(), stream, op)
 	if err != nil {
 		return err
 	}
@@ -170,8 +183,9 @@ func (e *Engine) WipeAll(ctx context.Context) error {
 	}
 	rctx, cancel := e.requestContext(ctx)
 	defer cancel()
+	l := e.cur()
 	var names []string
-	list := e.js.ListStreams(rctx)
+	list := l.js.ListStreams(rctx)
 	for info := range list.Info() {
 		if _, ok := info.Config.Metadata[MetadataBase]; ok || e.configured(info.Config.Name) {
 			names = append(names, info.Config.Name)
@@ -182,7 +196,7 @@ func (e *Engine) WipeAll(ctx context.Context) error {
 	}
 	var errs []error
 	for _, name := range names {
-		s, err := e.js.Stream(rctx, name)
+		s, err := l.js.Stream(rctx, name)
 		if err == nil {
 			err = s.Purge(rctx)
 		}

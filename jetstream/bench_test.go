@@ -65,7 +65,7 @@ func BenchmarkRawPublish(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		m := &nats.Msg{Subject: "mars.od.enfo." + strconv.Itoa(i%1000), Data: []byte(`{"n":"x"}`), Header: nats.Header{}}
-		if _, err := e.js.PublishMsg(ctx, m); err != nil {
+		if _, err := e.cur().js.PublishMsg(ctx, m); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -83,14 +83,14 @@ func historyFixture(b *testing.B, n int) *Engine {
 		if err != nil {
 			b.Fatal(err)
 		}
-		f, err := e.js.PublishMsgAsync(m)
+		f, err := e.cur().js.PublishMsgAsync(m)
 		if err != nil {
 			b.Fatal(err)
 		}
 		futures = append(futures, f)
 	}
 	select {
-	case <-e.js.PublishAsyncComplete():
+	case <-e.cur().js.PublishAsyncComplete():
 	case <-ctx.Done():
 	}
 	for _, f := range futures {
@@ -153,7 +153,7 @@ func BenchmarkRawHistory(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		c, err := e.js.OrderedConsumer(ctx, "MARS", jetstream.OrderedConsumerConfig{})
+		c, err := e.cur().js.OrderedConsumer(ctx, "MARS", jetstream.OrderedConsumerConfig{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -169,4 +169,36 @@ func BenchmarkRawHistory(b *testing.B) {
 		it.Stop()
 	}
 	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "stored/s")
+}
+
+// BenchmarkClose measures Close of an embedded engine with two
+// configured streams holding 1,000 notifications and a live watcher on
+// each: stopping the feeds, deleting their consumers, closing the
+// connection and shutting the embedded server down. Opening and filling
+// each engine is not timed.
+func BenchmarkClose(b *testing.B) {
+	ctx := context.Background()
+	for b.Loop() {
+		b.StopTimer()
+		o := testOptions(b)
+		o.Logger = nil
+		e, err := Open(ctx, o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range 1000 {
+			if _, _, err := e.Publish(ctx, note([]string{"mars", "diss"}[i%2], "od", strconv.Itoa(i))); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, base := range []string{"mars", "diss"} {
+			if _, err := e.Subscribe(ctx, engine.Query{Stream: base}, engine.SubscribeOptions{QueueSize: 2000}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		if err := e.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

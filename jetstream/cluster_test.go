@@ -74,7 +74,7 @@ func TestClusterNodeLoss(t *testing.T) {
 	h.watch(pub, "rd", query("mars", "rd", "*", "*"))
 	h.start(3)
 	h.waitAcked(60)
-	s, err := watch.js.Stream(context.Background(), "MARS")
+	s, err := watch.cur().js.Stream(context.Background(), "MARS")
 	if err != nil {
 		t.Fatal(err)
 	}

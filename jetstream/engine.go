@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"strings"
 	"sync"
@@ -45,9 +46,23 @@ type Engine struct {
 	where string // the server, for error messages
 
 	srv *server.Server // the embedded server, nil for an external one
-	nc  *nats.Conn
-	js  jetstream.JetStream
-	hub *engine.Hub
+	// link is the current connection; the supervisor replaces it when
+	// the client library gives up reconnecting. Every call reads it once
+	// and uses that connection throughout.
+	link atomic.Pointer[link]
+	// lost wakes the supervisor: a connection was closed.
+	lost chan struct{}
+	// reconnected is closed (and replaced) whenever the connection is
+	// back: the client library reconnected, or the supervisor swapped a
+	// new one in. It wakes the calls waiting to retry and cancels the
+	// requests that were sent before (the server that would have
+	// answered them may be gone).
+	reconnected atomic.Pointer[chan struct{}]
+	// redialing is set while the supervisor is re-dialling; redials
+	// counts its attempts.
+	redialing atomic.Bool
+	redials   atomic.Int64
+	hub       *engine.Hub
 
 	// specs holds the configured streams by base; immutable after Open.
 	specs map[string]StreamSpec
@@ -60,8 +75,30 @@ type Engine struct {
 
 	mu      sync.RWMutex
 	streams map[string]*streamState // by base
-	// stopping is set by Close under mu: no feed starts afterwards.
+	// stopping is set by Shutdown under mu: no feed starts afterwards,
+	// no connection is swapped in, and tidy-ups are queued in leftover
+	// for Shutdown to run.
 	stopping bool
+	leftover []func(context.Context)
+}
+
+// link is one connection to the server and its JetStream context.
+type link struct {
+	nc *nats.Conn
+	js jetstream.JetStream
+}
+
+// cur returns the current connection.
+func (e *Engine) cur() *link { return e.link.Load() }
+
+// nextReconnect returns a channel closed when the connection is next
+// re-established.
+func (e *Engine) nextReconnect() <-chan struct{} { return *e.reconnected.Load() }
+
+// signalReconnect closes the channel nextReconnect returned so far.
+func (e *Engine) signalReconnect() {
+	next := make(chan struct{})
+	close(*e.reconnected.Swap(&next))
 }
 
 // Engine conformance.
@@ -82,15 +119,18 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		opts:    opts,
 		log:     opts.Logger,
 		hub:     engine.NewHub(),
+		lost:    make(chan struct{}, 1),
 		specs:   make(map[string]StreamSpec, len(opts.Streams)),
 		streams: map[string]*streamState{},
 	}
 	for _, s := range opts.Streams {
 		e.specs[s.Base] = s
 	}
+	first := make(chan struct{})
+	e.reconnected.Store(&first)
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	if err := e.start(ctx); err != nil {
-		e.shutdown()
+		e.abort()
 		return nil, err
 	}
 	if r := opts.Defaults.Retention; r != RetentionLimits {
@@ -99,13 +139,13 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	for _, s := range opts.Streams {
 		if err := e.reconcile(ctx, s); err != nil {
-			e.shutdown()
+			e.abort()
 			return nil, err
 		}
 	}
 	for _, s := range opts.Streams {
 		if _, err := e.ensure(ctx, s.Base); err != nil {
-			e.shutdown()
+			e.abort()
 			return nil, e.wrapSetup(ctx, "start stream "+StreamName(s.Base), err)
 		}
 	}
@@ -113,37 +153,62 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	return e, nil
 }
 
-// start connects (starting the embedded server first if needed) and
-// checks that JetStream answers.
+// start connects (starting the embedded server first if needed), checks
+// that JetStream answers and starts the supervisor.
 func (e *Engine) start(ctx context.Context) error {
 	o := e.opts
-	var err error
+	var (
+		nc  *nats.Conn
+		err error
+	)
 	if o.URL == "" {
 		e.where = "embedded nats-server (data directory " + o.Embedded.DataDir + ")"
 		e.srv, err = startEmbedded(o.Embedded, o.Token, e.log)
 		if err != nil {
 			return fmt.Errorf("jetstream: %w", err)
 		}
-		e.nc, err = nats.Connect("", append(e.natsOptions(), nats.InProcessServer(e.srv))...)
-		if err != nil {
+		if nc, err = e.dialOnce(); err != nil {
 			return fmt.Errorf("jetstream: connect to the %s: %w", e.where, err)
 		}
 	} else {
 		e.where = "NATS at " + redactURLs(o.URL)
-		if e.nc, err = e.connect(ctx); err != nil {
+		if nc, err = e.connect(ctx); err != nil {
 			return err
 		}
 	}
-	e.js, err = jetstream.New(e.nc, jetstream.WithDefaultTimeout(o.RequestTimeout))
+	l, err := e.newLink(nc)
 	if err != nil {
-		return fmt.Errorf("jetstream: %s: %w", e.where, err)
+		nc.Close()
+		return err
 	}
+	e.link.Store(l)
+	e.wg.Add(1)
+	go e.supervise()
 	rctx, cancel := e.requestContext(ctx)
 	defer cancel()
-	if _, err := e.js.AccountInfo(rctx); err != nil {
+	if _, err := l.js.AccountInfo(rctx); err != nil {
 		return fmt.Errorf("jetstream: JetStream does not answer on %s (is it enabled?): %w", e.where, e.classify(err))
 	}
 	return nil
+}
+
+// newLink wraps a connection with its JetStream context.
+func (e *Engine) newLink(nc *nats.Conn) (*link, error) {
+	js, err := jetstream.New(nc, jetstream.WithDefaultTimeout(e.opts.RequestTimeout))
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: %s: %w", e.where, err)
+	}
+	return &link{nc: nc, js: js}, nil
+}
+
+// dialOnce makes one connection attempt: to the embedded server in
+// process, or to the external server (each URL of the list once, each
+// bounded by ConnectTimeout).
+func (e *Engine) dialOnce() (*nats.Conn, error) {
+	if e.srv != nil {
+		return nats.Connect("", append(e.natsOptions(), nats.InProcessServer(e.srv))...)
+	}
+	return nats.Connect(e.opts.URL, append(e.natsOptions(), nats.Timeout(e.opts.ConnectTimeout))...)
 }
 
 // natsOptions are the client options common to both modes.
@@ -169,14 +234,29 @@ func (e *Engine) natsOptions() []nats.Option {
 				return
 			}
 			e.log.Info("NATS connection re-established", "server", e.where, "url", redactURLs(nc.ConnectedUrl()))
+			e.signalReconnect()
 			e.afterReconnect()
 		}),
-		nats.ClosedHandler(func(*nats.Conn) {
+		nats.ClosedHandler(func(nc *nats.Conn) {
 			if e.closed.Load() {
 				return
 			}
-			e.log.Error("NATS connection closed for good (reconnection disabled or attempts exhausted); the engine stays unavailable until herald restarts",
-				"server", e.where)
+			if l := e.cur(); l != nil && l.nc != nc {
+				return // a connection the supervisor has already replaced
+			}
+			reason := "reconnection attempts exhausted"
+			switch {
+			case e.opts.NoReconnect:
+				reason = "client reconnection disabled"
+			case nc.LastError() != nil:
+				reason = nc.LastError().Error()
+			}
+			e.log.Warn("NATS connection closed; re-dialling until the server is back", "server", e.where, "reason", reason,
+				"first_delay", e.opts.ReconnectDelay.String(), "max_delay", e.opts.MaxRedialDelay.String())
+			select {
+			case e.lost <- struct{}{}:
+			default:
+			}
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
 			if e.closed.Load() {
@@ -192,6 +272,9 @@ func (e *Engine) natsOptions() []nats.Option {
 	if o.NoReconnect {
 		opts = append(opts, nats.NoReconnect())
 	}
+	if o.URL != "" {
+		opts = append(opts, nats.SetCustomDialer(&ctxDialer{ctx: e.ctx, d: net.Dialer{Timeout: o.ConnectTimeout}}))
+	}
 	if o.Token != "" {
 		opts = append(opts, nats.Token(o.Token))
 	}
@@ -202,9 +285,8 @@ func (e *Engine) natsOptions() []nats.Option {
 // ReconnectDelay apart, each bounded by ConnectTimeout.
 func (e *Engine) connect(ctx context.Context) (*nats.Conn, error) {
 	o := e.opts
-	opts := append(e.natsOptions(), nats.Timeout(o.ConnectTimeout))
 	for attempt := 1; ; attempt++ {
-		nc, err := nats.Connect(o.URL, opts...)
+		nc, err := e.dialOnce()
 		if err == nil {
 			e.log.Info("connected to NATS", "url", redactURLs(nc.ConnectedUrl()), "attempt", attempt)
 			return nc, nil
@@ -224,6 +306,9 @@ func (e *Engine) connect(ctx context.Context) (*nats.Conn, error) {
 		}
 	}
 }
+
+// statusText names a connection status in lower case.
+func statusText(st nats.Status) string { return strings.ToLower(st.String()) }
 
 // redactURLs hides the passwords of a comma-separated URL list.
 func redactURLs(list string) string {
@@ -266,57 +351,23 @@ func (e *Engine) Ready(ctx context.Context) error {
 	if e.closed.Load() {
 		return fmt.Errorf("jetstream: ready: %w", engine.ErrClosed)
 	}
-	if st := e.nc.Status(); st != nats.CONNECTED {
-		return fmt.Errorf("jetstream: ready: connection to %s is %s: %w", e.where, strings.ToLower(st.String()), engine.ErrUnavailable)
+	l := e.cur()
+	if st := l.nc.Status(); st != nats.CONNECTED {
+		state := statusText(st)
+		if e.redialing.Load() {
+			state += ", re-dialling"
+		}
+		return fmt.Errorf("jetstream: ready: connection to %s is %s: %w", e.where, state, engine.ErrUnavailable)
 	}
 	rctx, cancel := e.requestContext(ctx)
 	defer cancel()
-	if _, err := e.js.AccountInfo(rctx); err != nil {
+	if _, err := l.js.AccountInfo(rctx); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("jetstream: ready: %w", ctx.Err())
 		}
 		return fmt.Errorf("jetstream: ready: JetStream on %s does not answer: %w", e.where, asUnavailable(err))
 	}
 	return nil
-}
-
-// Close ends every subscription with engine.ErrClosed, stops the live
-// feeds, closes the connection and shuts the embedded server down. Later
-// calls of every method fail with engine.ErrClosed. It is idempotent and
-// returns nil.
-func (e *Engine) Close() error {
-	if e.closed.Swap(true) {
-		return nil
-	}
-	e.hub.Close()
-	e.shutdown()
-	return nil
-}
-
-// shutdown stops the background work, the connection and the server.
-func (e *Engine) shutdown() {
-	e.closed.Store(true)
-	e.mu.Lock()
-	e.stopping = true
-	var feeds []*feed
-	for _, st := range e.streams {
-		if f := st.feed.Load(); f != nil {
-			feeds = append(feeds, f)
-		}
-	}
-	e.mu.Unlock()
-	e.cancel()
-	for _, f := range feeds {
-		f.stop()
-	}
-	e.wg.Wait()
-	if e.nc != nil {
-		e.nc.Close()
-	}
-	if e.srv != nil {
-		e.srv.Shutdown()
-		e.srv.WaitForShutdown()
-	}
 }
 
 // check returns the error of a call on a closed engine or with an ended
@@ -350,6 +401,9 @@ func (e *Engine) fail(ctx context.Context, op string, err error) error {
 func clarify(err error) error {
 	if errors.Is(err, nats.ErrReconnectBufExceeded) {
 		return fmt.Errorf("not connected (reconnecting): %w", err)
+	}
+	if errors.Is(err, nats.ErrConnectionClosed) {
+		return fmt.Errorf("not connected (re-dialling): %w", err)
 	}
 	return err
 }
@@ -394,14 +448,15 @@ func unavailable(err error) bool {
 
 // retryable reports whether a failed request may be sent again: the
 // server did not receive it (no responders while a leader is elected or
-// the server restarts, no connection while reconnecting) or did not answer
-// in time (a publish carries a Nats-Msg-Id, so resending one that was in
-// fact stored is deduplicated).
+// the server restarts, no connection while reconnecting, a closed
+// connection the supervisor is replacing: the retry reads the current
+// one) or did not answer in time (a publish carries a Nats-Msg-Id, so
+// resending one that was in fact stored is deduplicated).
 func retryable(err error) bool {
 	for _, target := range []error{
 		nats.ErrNoResponders, jetstream.ErrNoStreamResponse, nats.ErrTimeout,
 		context.DeadlineExceeded, nats.ErrConnectionReconnecting, nats.ErrDisconnected,
-		nats.ErrReconnectBufExceeded,
+		nats.ErrReconnectBufExceeded, nats.ErrConnectionClosed,
 	} {
 		if errors.Is(err, target) {
 			return true
@@ -411,18 +466,29 @@ func retryable(err error) bool {
 	return errors.As(err, &api) && api.Code == 503
 }
 
-// background runs fn in a goroutine that Close waits for; once Close has
-// begun, fn is skipped (it only ever tidies up, for example deleting a
-// consumer the server would expire anyway).
-func (e *Engine) background(fn func()) {
+// background runs fn, which only ever tidies up (for example deleting a
+// consumer the server would expire anyway), in a goroutine that Shutdown
+// waits for, with a context bounded by the request timeout and the
+// engine's lifetime. Once Shutdown has begun, fn is queued instead, and
+// Shutdown runs the queued tidy-ups together within its deadline.
+func (e *Engine) background(fn func(ctx context.Context)) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.stopping {
+		if len(e.leftover) < maxLeftover {
+			e.leftover = append(e.leftover, fn)
+		}
 		return
 	}
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
-		fn()
+		ctx, cancel := e.requestContext(context.Background())
+		defer cancel()
+		fn(ctx)
 	}()
 }
+
+// maxLeftover bounds the tidy-ups queued during Shutdown; beyond it the
+// server's inactivity threshold cleans up.
+const maxLeftover = 10_000

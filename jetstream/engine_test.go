@@ -95,7 +95,7 @@ func TestRestartKeepsHistory(t *testing.T) {
 // streamConfig returns a stream's configuration straight from the server.
 func streamConfig(t *testing.T, e *Engine, name string) jetstream.StreamConfig {
 	t.Helper()
-	s, err := e.js.Stream(context.Background(), name)
+	s, err := e.cur().js.Stream(context.Background(), name)
 	if err != nil {
 		t.Fatalf("stream %s: %v", name, err)
 	}
@@ -180,11 +180,11 @@ func TestDefaultKeepsNewestPerSubject(t *testing.T) {
 func TestAdminOnlyHeraldStreams(t *testing.T) {
 	e := open(t, testOptions(t))
 	ctx := context.Background()
-	if _, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: "OTHER", Subjects: []string{"other.>"}}); err != nil {
+	if _, err := e.cur().js.CreateStream(ctx, jetstream.StreamConfig{Name: "OTHER", Subjects: []string{"other.>"}}); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if _, err := e.js.Publish(ctx, "other.x", []byte("x")); err != nil {
+		if _, err := e.cur().js.Publish(ctx, "other.x", []byte("x")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -219,12 +219,12 @@ func TestAdminOnlyHeraldStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"MARS", "GEN"} {
-		s, err := e.js.Stream(ctx, name)
+		s, err := e.cur().js.Stream(ctx, name)
 		if err != nil || s.CachedInfo().State.Msgs != 0 || s.CachedInfo().State.LastSeq != 3 {
 			t.Errorf("%s after WipeAll: %+v, %v", name, s.CachedInfo().State, err)
 		}
 	}
-	if s, err := e.js.Stream(ctx, "OTHER"); err != nil || s.CachedInfo().State.Msgs != 3 {
+	if s, err := e.cur().js.Stream(ctx, "OTHER"); err != nil || s.CachedInfo().State.Msgs != 3 {
 		t.Errorf("foreign stream touched by WipeAll: %+v, %v", s.CachedInfo().State, err)
 	}
 	mustPublish(t, e, note("gen", "x"))

@@ -2,9 +2,9 @@ package jetstream
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -58,9 +58,6 @@ type feed struct {
 	stopCh   chan struct{}
 	stopOnce sync.Once
 	done     chan struct{} // closed when run returns
-	// dead is set, before the subscriptions are ended, when the feed gives
-	// up for good, so that no Subscribe joins a feed about to stop.
-	dead atomic.Bool
 
 	mu      sync.Mutex
 	last    uint64 // last sequence seen (delivered or skipped)
@@ -108,11 +105,10 @@ func (e *Engine) startFeed(ctx context.Context, st *streamState, last uint64) (*
 // stop ends the feed; run returns soon after.
 func (f *feed) stop() { f.stopOnce.Do(func() { close(f.stopCh) }) }
 
-// ended reports whether the feed has stopped or is stopping for good.
+// ended reports whether the feed has stopped. A feed stops only when
+// the engine closes: it outlives every outage, recreating its consumer
+// when the connection is back.
 func (f *feed) ended() bool {
-	if f.dead.Load() {
-		return true
-	}
 	select {
 	case <-f.done:
 		return true
@@ -211,8 +207,9 @@ func (f *feed) topUp() {
 	}
 }
 
-// reopen recreates the consumer after the last sequence seen, retrying
-// until it succeeds; false when the feed is stopped meanwhile.
+// reopen recreates the consumer after the last sequence seen, on the
+// current connection, retrying until it succeeds however long the server
+// is away; false when the feed is stopped meanwhile.
 func (f *feed) reopen(reason string) bool {
 	f.e.log.Info("live feed: recreating the stream consumer", "stream", f.name, "reason", reason)
 	delay := 50 * time.Millisecond
@@ -232,16 +229,15 @@ func (f *feed) reopen(reason string) bool {
 		if f.e.closed.Load() {
 			return false
 		}
-		if f.e.nc.IsClosed() {
-			// Reconnection is disabled or exhausted: nothing will come
-			// back. End the subscriptions; the next call on the stream
-			// sets it up again or reports the backend unavailable.
-			f.e.log.Error("live feed stopped: the NATS connection is closed for good", "stream", f.name, "server", f.e.where)
-			f.dead.Store(true)
-			f.e.hub.EndStream(f.base, fmt.Errorf("jetstream: live feed of stream %s: connection to %s closed: %w", f.name, f.e.where, engine.ErrGap))
-			return false
-		}
-		if attempt == 1 || attempt%20 == 0 {
+		// While the connection is down the client library or the
+		// supervisor reconnects (and logs it), and kicks the feed when
+		// the connection is back (cancelling a request sent before);
+		// only a failure on a live connection is the feed's own to
+		// report.
+		if !f.e.cur().nc.IsConnected() || errors.Is(err, context.Canceled) {
+			f.e.log.Debug("live feed: cannot recreate the stream consumer while disconnected; retrying", "stream", f.name,
+				"attempt", attempt, "error", err)
+		} else if attempt == 1 || attempt%20 == 0 {
 			f.e.log.Warn("live feed: cannot recreate the stream consumer; retrying", "stream", f.name,
 				"server", f.e.where, "attempt", attempt, "error", err)
 		}
@@ -263,11 +259,25 @@ func (f *feed) reopen(reason string) bool {
 // again, or restored without its last writes): the feed then ends the
 // stream's subscriptions with engine.ErrGap and goes on from the stream's
 // new end.
+//
+// Its requests give up when the connection is re-established meanwhile
+// (a request sent just before a server restart is never answered): the
+// kick that comes with the reconnection makes reopen try again at once.
 func (f *feed) reopenOnce() error {
 	f.r.drop()
-	ctx, cancel := f.e.requestContext(context.Background())
-	s, err := f.e.js.Stream(ctx, f.name)
-	cancel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	back := f.e.nextReconnect()
+	go func() {
+		select {
+		case <-back:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	rctx, rcancel := f.e.requestContext(ctx)
+	s, err := f.e.cur().js.Stream(rctx, f.name)
+	rcancel()
 	if err != nil {
 		return err
 	}
@@ -286,7 +296,7 @@ func (f *feed) reopenOnce() error {
 		f.e.hub.EndStream(f.base, fmt.Errorf("jetstream: stream %s went back from sequence %d to %d: %w", f.name, last, end, engine.ErrGap))
 		last = end
 	}
-	_, err = f.r.create(context.Background(), start{seq: last + 1})
+	_, err = f.r.create(ctx, start{seq: last + 1})
 	return err
 }
 

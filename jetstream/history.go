@@ -38,6 +38,9 @@ func (e *Engine) History(ctx context.Context, q engine.Query, r engine.Range) (e
 	if err := e.check(ctx, "history"); err != nil {
 		return nil, err
 	}
+	if err := checkBase(q.Stream); err != nil {
+		return nil, fmt.Errorf("jetstream: history: %w", err)
+	}
 	h := &history{e: e, q: q, r: r}
 	switch {
 	case r.ToSeq == 0,

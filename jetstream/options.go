@@ -23,9 +23,18 @@ const (
 	// DefaultReconnectDelay is the pause between startup attempts and
 	// between reconnection attempts (reconnect_delay_ms).
 	DefaultReconnectDelay = 2 * time.Second
-	// DefaultMaxReconnects is the number of reconnection attempts after a
-	// lost connection (max_reconnect_attempts); 0 would mean unlimited.
+	// DefaultMaxReconnects is the number of reconnection attempts of one
+	// burst of the client library after a lost connection
+	// (max_reconnect_attempts); 0 would mean unlimited.
 	DefaultMaxReconnects = 5
+	// DefaultMaxRedialDelay caps the pause between the engine's own
+	// re-dials once the client library has given up reconnecting (the
+	// pauses start at ReconnectDelay and double). It also bounds how long
+	// herald may stay unavailable after the server is back (the cap plus
+	// a dial), which is why it is short: a refused dial costs the server
+	// next to nothing, and the client library itself retries every
+	// ReconnectDelay (2 s by default) during its bursts.
+	DefaultMaxRedialDelay = 3 * time.Second
 	// DefaultPublishAttempts is the number of publish attempts
 	// (publish_retry_attempts).
 	DefaultPublishAttempts = 5
@@ -86,15 +95,23 @@ type Options struct {
 	// ReconnectDelay separates them.
 	ConnectAttempts int
 	// ReconnectDelay is the pause between connection attempts, at startup
-	// and after a lost connection.
+	// and after a lost connection, and the first pause between re-dials.
 	ReconnectDelay time.Duration
-	// NoReconnect disables reconnection after a lost connection
-	// (enable_auto_reconnect: false): the engine then stays unavailable.
+	// NoReconnect disables the client library's reconnection
+	// (enable_auto_reconnect: false): a lost connection is not resumed;
+	// the engine re-dials a new one at once and then with backoff, as
+	// after an exhausted burst, so it recovers all the same.
 	NoReconnect bool
-	// MaxReconnects bounds the reconnection attempts after a lost
-	// connection; negative means unlimited (the config's 0). Zero means
-	// DefaultMaxReconnects.
+	// MaxReconnects bounds the attempts of one reconnection burst of the
+	// client library after a lost connection; negative means unlimited
+	// (the config's 0). Zero means DefaultMaxReconnects. When a burst
+	// fails, the engine re-dials (see MaxRedialDelay): it never gives up.
 	MaxReconnects int
+	// MaxRedialDelay caps the pause between the engine's re-dials after
+	// the client library gave up (they start at ReconnectDelay and
+	// double, with up to 10% jitter). Zero means DefaultMaxRedialDelay;
+	// it is never below ReconnectDelay.
+	MaxRedialDelay time.Duration
 	// PublishAttempts is the number of attempts of one publish; only
 	// failures where the server did not answer are retried.
 	PublishAttempts int
@@ -269,6 +286,10 @@ func (o Options) withDefaults() Options {
 	if o.MaxReconnects == 0 {
 		o.MaxReconnects = DefaultMaxReconnects
 	}
+	if o.MaxRedialDelay <= 0 {
+		o.MaxRedialDelay = DefaultMaxRedialDelay
+	}
+	o.MaxRedialDelay = max(o.MaxRedialDelay, o.ReconnectDelay)
 	if o.PublishAttempts <= 0 {
 		o.PublishAttempts = DefaultPublishAttempts
 	}

@@ -79,12 +79,14 @@ type pubAck struct {
 
 // publish sends msg until JetStream acknowledges it, retrying the
 // failures retryable accepts, each attempt bounded by RequestTimeout and
-// all of them by deadline. (Plain requests with a timeout, rather than
-// one context per attempt, keep the cost of a publish close to the raw
-// client's.)
+// all of them by deadline; a retry waiting for its turn goes at once when
+// the connection is re-established. (Plain requests with a timeout,
+// rather than one context per attempt, keep the cost of a publish close
+// to the raw client's.)
 func (e *Engine) publish(ctx context.Context, deadline time.Time, msg *nats.Msg) (pubAck, error) {
 	delay := e.opts.PublishRetryBase
 	for attempt := 1; ; attempt++ {
+		changed := e.nextReconnect()
 		timeout := min(e.opts.RequestTimeout, time.Until(deadline))
 		var (
 			ack pubAck
@@ -94,7 +96,7 @@ func (e *Engine) publish(ctx context.Context, deadline time.Time, msg *nats.Msg)
 			err = fmt.Errorf("publish timeout %s reached: %w", e.opts.PublishTimeout, context.DeadlineExceeded)
 		} else {
 			var reply *nats.Msg
-			if reply, err = e.nc.RequestMsg(msg, timeout); err == nil {
+			if reply, err = e.cur().nc.RequestMsg(msg, timeout); err == nil {
 				if err = json.Unmarshal(reply.Data, &ack); err != nil {
 					err = fmt.Errorf("invalid publish acknowledgement %q: %w", reply.Data, err)
 				} else if ack.Error != nil {
@@ -122,6 +124,9 @@ func (e *Engine) publish(ctx context.Context, deadline time.Time, msg *nats.Msg)
 		case <-e.ctx.Done():
 			t.Stop()
 			return pubAck{}, fmt.Errorf("after %d attempt(s): %w", attempt, engine.ErrClosed)
+		case <-changed:
+			// A new connection: retry on it at once.
+			t.Stop()
 		case <-t.C:
 		}
 		delay *= 2
@@ -135,10 +140,11 @@ func (e *Engine) publish(ctx context.Context, deadline time.Time, msg *nats.Msg)
 func (e *Engine) recreateMissing(ctx context.Context, st *streamState) bool {
 	rctx, cancel := e.requestContext(ctx)
 	defer cancel()
-	if _, err := e.js.Stream(rctx, st.name); !errors.Is(err, jetstream.ErrStreamNotFound) {
+	js := e.cur().js
+	if _, err := js.Stream(rctx, st.name); !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return false
 	}
-	if _, err := e.js.CreateStream(rctx, e.streamConfig(st.base, e.policyOf(st.base))); err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+	if _, err := js.CreateStream(rctx, e.streamConfig(st.base, e.policyOf(st.base))); err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		e.log.Error("stream missing and not created again", "stream", st.name, "server", e.where, "error", err)
 		return false
 	}
@@ -151,7 +157,11 @@ func (e *Engine) recreateMissing(ctx context.Context, st *streamState) bool {
 func (e *Engine) storedTime(st *streamState, seq uint64) time.Time {
 	ctx, cancel := e.requestContext(context.Background())
 	defer cancel()
-	m, err := st.handle.GetMsg(ctx, seq)
+	s, err := e.cur().js.Stream(ctx, st.name)
+	var m *jetstream.RawStreamMsg
+	if err == nil {
+		m, err = s.GetMsg(ctx, seq)
+	}
 	if err != nil {
 		e.log.Debug("stored time unavailable; using the current time", "stream", st.name, "sequence", seq, "error", err)
 		return time.Now().UTC()

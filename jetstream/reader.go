@@ -33,10 +33,14 @@ type reader struct {
 
 	capacity int
 
-	// inbox, sub and msgs belong to the current consumer: each consumer
-	// replies on its own inbox, so that the late status replies of a
-	// replaced consumer (409 Consumer Deleted, 408, ...) never reach its
-	// successor.
+	// l, inbox, sub and msgs belong to the current consumer: each
+	// consumer replies on its own inbox, so that the late status replies
+	// of a replaced consumer (409 Consumer Deleted, 408, ...) never reach
+	// its successor, and pull requests go out on the connection that
+	// holds that inbox (a connection the supervisor has replaced is
+	// closed: its pulls fail, which makes the reader recreate its
+	// consumer on the current one).
+	l     *link
 	inbox string
 	sub   *nats.Subscription
 	msgs  chan *nats.Msg
@@ -67,8 +71,14 @@ func newReader(e *Engine, stream, filter, kind string, capacity int) *reader {
 }
 
 // create replaces the current consumer (if any) with a new one starting
-// at from, and returns its info (NumPending counts the messages it will
-// deliver so far). Messages of the old consumer still queued are dropped.
+// at from, on the current connection, and returns its info (NumPending
+// counts the messages it will deliver so far). Messages of the old
+// consumer still queued are dropped.
+//
+// The subject filter goes in the request body only (FilterSubjects), not
+// in the API subject as the client library puts a single FilterSubject:
+// a filter is as long as the subjects it selects, and the request's
+// protocol line must stay within the server's max_control_line.
 func (r *reader) create(ctx context.Context, from start) (*jetstream.ConsumerInfo, error) {
 	r.drop()
 	r.serial++
@@ -79,7 +89,9 @@ func (r *reader) create(ctx context.Context, from start) (*jetstream.ConsumerInf
 		InactiveThreshold: consumerInactiveThreshold,
 		MemoryStorage:     true,
 		Replicas:          1,
-		FilterSubject:     r.filter,
+	}
+	if r.filter != "" {
+		cfg.FilterSubjects = []string{r.filter}
 	}
 	switch {
 	case !from.at.IsZero():
@@ -92,20 +104,21 @@ func (r *reader) create(ctx context.Context, from start) (*jetstream.ConsumerInf
 	default:
 		cfg.DeliverPolicy = jetstream.DeliverAllPolicy
 	}
+	l := r.e.cur()
 	msgs := make(chan *nats.Msg, r.capacity+16)
-	inbox := r.e.nc.NewInbox()
-	sub, err := r.e.nc.ChanSubscribe(inbox, msgs)
+	inbox := l.nc.NewInbox()
+	sub, err := l.nc.ChanSubscribe(inbox, msgs)
 	if err != nil {
 		return nil, fmt.Errorf("subscribe to a reply inbox: %w", err)
 	}
 	rctx, cancel := r.e.requestContext(ctx)
 	defer cancel()
-	c, err := r.e.js.CreateConsumer(rctx, r.stream, cfg)
+	c, err := l.js.CreateConsumer(rctx, r.stream, cfg)
 	if err != nil {
 		_ = sub.Unsubscribe()
 		return nil, err
 	}
-	r.inbox, r.sub, r.msgs = inbox, sub, msgs
+	r.l, r.inbox, r.sub, r.msgs = l, inbox, sub, msgs
 	r.name, r.cseq, r.pending = cfg.Name, 0, 0
 	return c.CachedInfo(), nil
 }
@@ -119,10 +132,8 @@ func (r *reader) drop() {
 	name := r.name
 	_ = r.sub.Unsubscribe()
 	r.name, r.pending, r.sub, r.msgs = "", 0, nil, nil
-	r.e.background(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), r.e.opts.RequestTimeout)
-		defer cancel()
-		_ = r.e.js.DeleteConsumer(ctx, r.stream, name)
+	r.e.background(func(ctx context.Context) {
+		_ = r.e.cur().js.DeleteConsumer(ctx, r.stream, name)
 	})
 }
 
@@ -150,7 +161,7 @@ func (r *reader) pull(req pullRequest) error {
 		return err
 	}
 	subject := "$JS.API.CONSUMER.MSG.NEXT." + r.stream + "." + r.name
-	if err := r.e.nc.PublishRequest(subject, r.inbox, body); err != nil {
+	if err := r.l.nc.PublishRequest(subject, r.inbox, body); err != nil {
 		return err
 	}
 	r.pending += req.Batch

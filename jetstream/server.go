@@ -16,6 +16,21 @@ import (
 // recovers its streams from disk before it accepts clients).
 const embeddedReadyTimeout = 2 * time.Minute
 
+// embeddedMaxControlLine is the embedded server's max_control_line: the
+// longest protocol line (PUB/HPUB/SUB with its subject and reply) it
+// accepts before it drops the connection with "maximum control line
+// exceeded". nats-server's default is 4,096 bytes. herald's own longest
+// lines stay well under that (a publish: at most maxSubjectLen + about
+// 50 bytes; a consumer creation: about 60 bytes plus a stream name of at
+// most 255, its filter travelling in the request body), so the default
+// would do; 16 KiB is headroom against a line herald did not foresee,
+// at no cost (the server allocates only what a line needs, and the limit
+// is per line, not per connection). An external server keeps its own
+// setting, which is why herald's limits are sized for 4,096. A line
+// over the limit still only costs a reconnection: the engine re-dials a
+// connection the server dropped.
+const embeddedMaxControlLine = 16 << 10
+
 // startEmbedded starts the in-process nats-server: JetStream with a file
 // store under o.DataDir, no network listener unless o.Listen names a
 // loopback address, sync-always when asked, the token as its only
@@ -32,6 +47,8 @@ func startEmbedded(o EmbeddedOptions, token string, log *slog.Logger) (*server.S
 		DontListen:    o.Listen == "",
 		NoSigs:        true,
 		Authorization: token,
+		// Explicit, rather than the server's default of 4,096 bytes.
+		MaxControlLine: embeddedMaxControlLine,
 	}
 	if o.Listen != "" {
 		host, port, err := net.SplitHostPort(o.Listen)

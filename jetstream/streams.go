@@ -13,7 +13,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"herald/engine"
-	"herald/topic"
 )
 
 // MetadataBase is the stream metadata key that marks a stream as
@@ -38,10 +37,9 @@ type streamState struct {
 	name      string
 	eventType string
 
-	ready  chan struct{} // closed when setup has finished
-	err    error         // setup's error; set before ready is closed
-	handle jetstream.Stream
-	feed   atomic.Pointer[feed]
+	ready chan struct{} // closed when setup has finished
+	err   error         // setup's error; set before ready is closed
+	feed  atomic.Pointer[feed]
 }
 
 // policyOf returns the effective policy of a base: the defaults, then the
@@ -198,9 +196,10 @@ func (e *Engine) reconcile(ctx context.Context, spec StreamSpec) error {
 	log := e.log.With("stream", want.Name, "event_type", spec.EventType)
 	rctx, cancel := e.requestContext(ctx)
 	defer cancel()
-	s, err := e.js.Stream(rctx, want.Name)
+	js := e.cur().js
+	s, err := js.Stream(rctx, want.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		if _, err := e.js.CreateStream(rctx, want); err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		if _, err := js.CreateStream(rctx, want); err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			return fmt.Errorf("jetstream: create stream %s (event type %s) on %s: %w", want.Name, spec.EventType, e.where, e.classify(err))
 		}
 		log.Info("created stream", "subjects", want.Subjects, "max_age", want.MaxAge.String(), "max_msgs", want.MaxMsgs,
@@ -221,7 +220,7 @@ func (e *Engine) reconcile(ctx context.Context, spec StreamSpec) error {
 	for _, c := range changes {
 		c.apply(&next)
 	}
-	if _, err := e.js.UpdateStream(rctx, next); err == nil {
+	if _, err := js.UpdateStream(rctx, next); err == nil {
 		for _, c := range changes {
 			log.Info("stream configuration changed", "field", c.field, "from", c.from, "to", c.to)
 		}
@@ -234,7 +233,7 @@ func (e *Engine) reconcile(ctx context.Context, spec StreamSpec) error {
 	for _, c := range changes {
 		try := cur
 		c.apply(&try)
-		if _, err := e.js.UpdateStream(rctx, try); err != nil {
+		if _, err := js.UpdateStream(rctx, try); err != nil {
 			if unavailable(err) {
 				return fmt.Errorf("jetstream: update stream %s on %s: %w", want.Name, e.where, e.classify(err))
 			}
@@ -253,8 +252,8 @@ func (e *Engine) reconcile(ctx context.Context, spec StreamSpec) error {
 // Concurrent calls for one base share one setup. Its errors are not
 // prefixed; callers wrap them with wrapSetup.
 func (e *Engine) ensure(ctx context.Context, base string) (*streamState, error) {
-	if !topic.ValidBase(base) {
-		return nil, fmt.Errorf("topic base %q must match [A-Za-z0-9][A-Za-z0-9_-]*", base)
+	if err := checkBase(base); err != nil {
+		return nil, err
 	}
 	for {
 		e.mu.RLock()
@@ -321,13 +320,14 @@ func (e *Engine) setup(st *streamState) {
 func (e *Engine) open(st *streamState) error {
 	ctx, cancel := e.requestContext(e.ctx)
 	defer cancel()
-	s, err := e.js.Stream(ctx, st.name)
+	js := e.cur().js
+	s, err := js.Stream(ctx, st.name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		cfg := e.streamConfig(st.base, e.policyOf(st.base))
-		s, err = e.js.CreateStream(ctx, cfg)
+		s, err = js.CreateStream(ctx, cfg)
 		switch {
 		case errors.Is(err, jetstream.ErrStreamNameAlreadyInUse):
-			s, err = e.js.Stream(ctx, st.name) // created meanwhile by another instance
+			s, err = js.Stream(ctx, st.name) // created meanwhile by another instance
 		case err == nil:
 			e.log.Info("created stream", "stream", st.name, "subjects", cfg.Subjects, "max_msgs_per_subject", cfg.MaxMsgsPerSubject)
 		}
@@ -345,11 +345,10 @@ func (e *Engine) open(st *streamState) error {
 		// notifications without identifier use the bare base.
 		cfg := info.Config
 		cfg.Subjects = append(slices.Clone(cfg.Subjects), st.base)
-		if _, err := e.js.UpdateStream(ctx, cfg); err != nil {
+		if _, err := js.UpdateStream(ctx, cfg); err != nil {
 			e.log.Warn("cannot add the bare base subject to the stream", "stream", st.name, "subject", st.base, "error", err)
 		}
 	}
-	st.handle = s
 	if _, err := e.startFeed(ctx, st, info.State.LastSeq); err != nil {
 		return fmt.Errorf("start the live feed of stream %s on %s: %w", st.name, e.where, e.classify(err))
 	}

@@ -33,8 +33,13 @@ const (
 
 // maxSubjectLen bounds the wire subject of a notification: a NATS server
 // refuses a protocol line longer than its max_control_line (4 KiB by
-// default) and closes the connection, so a longer subject is refused
-// before it is sent.
+// default; herald raises the embedded server's, but an external one
+// keeps its own) and closes the connection, so a longer subject is
+// refused before it is sent. The publish line is the subject, a reply
+// inbox of about 30 bytes and two lengths, so 3,800 bytes keep it under
+// 4,096. Wire subjects can be longer than canonical ones (space, control
+// bytes, DEL and U+FFFD travel as %XX escapes), so topic.MaxSubjectBytes
+// alone does not bound them.
 const maxSubjectLen = 3800
 
 const hexDigits = "0123456789ABCDEF"
@@ -142,7 +147,7 @@ func message(n *notification.Notification, streamName, eventType, msgID string) 
 	}
 	subject := wireSubject(n.Tokens)
 	if len(subject) > maxSubjectLen {
-		return nil, fmt.Errorf("subject of %d bytes is too long: NATS accepts at most %d bytes (shorten the identifier values)", len(subject), maxSubjectLen)
+		return nil, fmt.Errorf("subject of %d bytes on the wire is too long: at most %d bytes fit a NATS protocol line (shorten the identifier values): %w", len(subject), maxSubjectLen, ErrTooLong)
 	}
 	h := make(nats.Header, 8)
 	h[nats.MsgIdHdr] = []string{msgID}

@@ -155,7 +155,7 @@ func TestBareBase(t *testing.T) {
 	if got := seqs(readAll(t, e, engine.Query{Stream: "alerts"}, everything, 10)); !slices.Equal(got, []uint64{1, 2}) {
 		t.Errorf("unfiltered history = %v, want [1 2]", got)
 	}
-	info, err := e.js.Stream(context.Background(), "ALERTS")
+	info, err := e.cur().js.Stream(context.Background(), "ALERTS")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestEventTypeHeader(t *testing.T) {
 	if len(recs) != 2 || recs[0].EventType != "alert_v2" || recs[1].EventType != "other" {
 		t.Fatalf("event types %q", []string{recs[0].EventType, recs[1].EventType})
 	}
-	m, err := e.js.Conn().Request("$JS.API.DIRECT.GET.ALERT", []byte(`{"seq":1}`), wait)
+	m, err := e.cur().js.Conn().Request("$JS.API.DIRECT.GET.ALERT", []byte(`{"seq":1}`), wait)
 	if err != nil {
 		t.Fatal(err)
 	}
