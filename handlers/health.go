@@ -3,10 +3,13 @@ package handlers
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
 	"time"
+
+	"herald/engine"
 )
 
 // readiness is implemented by engines that depend on something that can
@@ -33,10 +36,31 @@ func (h *Handlers) backendState(ctx context.Context) (string, error) {
 	return "ok", nil
 }
 
-// Health serves GET /health: liveness. It is always 200 {"status":"ok"},
-// as in Aviso; engines with a backend connection add "backend": "ok" or
-// "unavailable" for information.
+// liveness is implemented by engines that can tell a backend outage they
+// recover from by themselves from a state only a restart can end (the
+// JetStream engine: reconnecting, or its embedded server stopped).
+// Healthy returns nil while healthy, an error wrapping
+// engine.ErrUnavailable while recovering (engine.ErrClosed once closed),
+// and any other error when it cannot recover.
+type liveness interface {
+	Healthy() error
+}
+
+// Health serves GET /health: liveness. It is 200 {"status":"ok"}, as in
+// Aviso; engines with a backend connection add "backend": "ok", or
+// "unavailable" while the backend is down and the engine is reconnecting
+// (a restart would not help, so liveness holds). When the engine reports
+// a state it cannot leave by itself, Health answers 503
+// {"status":"unhealthy","backend":"failed"} so that an orchestrator
+// restarts herald; the reason is logged, not sent.
 func (h *Handlers) Health(w http.ResponseWriter, r *http.Request) {
+	if lv, ok := h.eng.(liveness); ok {
+		if err := lv.Healthy(); err != nil && !errors.Is(err, engine.ErrUnavailable) && !errors.Is(err, engine.ErrClosed) {
+			h.log.Error("health check failed: the backend cannot recover without a restart", "error", err, "request_id", RequestID(r.Context()))
+			WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unhealthy", "backend": "failed"})
+			return
+		}
+	}
 	body := map[string]string{"status": "ok"}
 	if state, _ := h.backendState(r.Context()); state != "" {
 		body["backend"] = state
