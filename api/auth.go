@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -134,16 +135,51 @@ func (a *Authenticator) resolve(r *http.Request, admin bool) (*handlers.Identity
 	case len(values) > 1:
 		return nil, &failure{http.StatusBadRequest, MsgDuplicateAuthorization, "more than one authorization header"}
 	}
-	creds, err := ParseAuthorization(values[0], a.policy.Direct)
+	return a.check(r.Context(), values[0], admin)
+}
+
+// Authenticate verifies one Authorization header value (a WebSocket
+// session's auth frame carries it instead of the upgrade request): the
+// identity, or the refusal with its kind. With authentication disabled
+// it returns nil, nil.
+func (a *Authenticator) Authenticate(ctx context.Context, authorization string) (*handlers.Identity, *handlers.AuthError) {
+	if !a.policy.Enabled {
+		return nil, nil
+	}
+	id, f := a.check(ctx, authorization, true)
+	if f != nil {
+		a.log.Warn("session denied by authentication", "mode", a.mode, "status", f.status, "reason", f.reason)
+		return nil, &handlers.AuthError{Kind: kindOf(f.status), Message: f.msg}
+	}
+	return id, nil
+}
+
+// kindOf maps a failure's status to its refusal kind.
+func kindOf(status int) handlers.DenyKind {
+	switch status {
+	case http.StatusUnauthorized:
+		return handlers.Unauthenticated
+	case http.StatusForbidden:
+		return handlers.Forbidden
+	case http.StatusServiceUnavailable:
+		return handlers.AuthUnavailable
+	}
+	return handlers.BadCredentials
+}
+
+// check verifies one Authorization header value; strict makes a malformed
+// value a 401 instead of no credentials.
+func (a *Authenticator) check(ctx context.Context, value string, strict bool) (*handlers.Identity, *failure) {
+	creds, err := ParseAuthorization(value, a.policy.Direct)
 	if err != nil {
-		if admin {
+		if strict {
 			return nil, &failure{http.StatusUnauthorized, err.Error(), "malformed authorization header"}
 		}
 		return nil, nil
 	}
 	token := creds.Token
 	if a.policy.Direct {
-		token, err = a.tron.Authenticate(r.Context(), creds.Header)
+		token, err = a.tron.Authenticate(ctx, creds.Header)
 		switch {
 		case errors.Is(err, ErrUpstreamUnauthorized):
 			return nil, &failure{http.StatusUnauthorized, handlers.MsgInvalidToken, "auth-o-tron answered 401"}
@@ -151,7 +187,7 @@ func (a *Authenticator) resolve(r *http.Request, admin bool) (*handlers.Identity
 			return nil, &failure{http.StatusForbidden, handlers.MsgTokenDenied, "auth-o-tron answered 403"}
 		case err != nil:
 			a.log.Warn("auth-o-tron validation failed; authentication service unavailable",
-				"request_id", handlers.RequestID(r.Context()), "error", err.Error())
+				"request_id", handlers.RequestID(ctx), "error", err.Error())
 			return nil, &failure{http.StatusServiceUnavailable, handlers.MsgAuthUnavailable, "auth-o-tron unavailable"}
 		}
 	}

@@ -29,6 +29,10 @@ var (
 	// ErrOverflow: a subscriber fell further behind than its queue allows
 	// and was closed; it should reconnect from its last sequence.
 	ErrOverflow = errors.New("subscriber queue overflow")
+	// ErrInvalid: the engine refused a caller's request before sending it
+	// anywhere (a name or subject the backend cannot carry); the message
+	// says why (HTTP 400).
+	ErrInvalid = errors.New("invalid request")
 	// ErrGap: the live feed lost notifications it could not recover (for
 	// example after a backend outage); the subscriber should reconnect
 	// from its last sequence.

@@ -75,6 +75,8 @@ func (h *Handlers) AdminDelete(w http.ResponseWriter, r *http.Request) {
 		WriteJSON(w, http.StatusOK, AdminDeleteResponse{Success: true, Message: "Notification deleted", NotificationID: raw, RequestID: id})
 	case errors.Is(err, engine.ErrNotFound):
 		WriteJSON(w, http.StatusNotFound, AdminDeleteResponse{Message: "Notification not found", NotificationID: raw, RequestID: id})
+	case errors.Is(err, engine.ErrInvalid):
+		WriteJSON(w, http.StatusBadRequest, AdminDeleteResponse{Message: "notification id: " + err.Error(), NotificationID: raw, RequestID: id})
 	case errors.Is(err, engine.ErrUnavailable):
 		w.Header().Set("Retry-After", "5")
 		WriteJSON(w, http.StatusServiceUnavailable, AdminDeleteResponse{Message: "Failed to delete notification: the notification backend is unavailable; retry later", NotificationID: raw, RequestID: id})
@@ -120,6 +122,8 @@ func (h *Handlers) AdminWipeStream(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case errors.Is(err, engine.ErrNotFound):
 			WriteJSON(w, http.StatusNotFound, AdminWipeResponse{Message: "Failed to wipe stream: " + name + ": no such stream", RequestID: id})
+		case errors.Is(err, engine.ErrInvalid):
+			WriteJSON(w, http.StatusBadRequest, AdminWipeResponse{Message: "stream_name: " + err.Error(), RequestID: id})
 		case errors.Is(err, engine.ErrUnavailable):
 			w.Header().Set("Retry-After", "5")
 			WriteJSON(w, http.StatusServiceUnavailable, AdminWipeResponse{Message: "Failed to wipe stream: " + name + ": the notification backend is unavailable; retry later", RequestID: id})

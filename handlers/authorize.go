@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"slices"
@@ -37,12 +38,60 @@ func (p AuthPolicy) IsAdmin(id *Identity) bool {
 	return len(p.Admins) > 0 && p.Admins.Admits(id)
 }
 
-// denial is why a stream check refused a request: an HTTP status and the
-// message of its body.
-type denial struct {
-	status int
-	msg    string
+// DenyKind classifies a refusal of authentication or authorisation; each
+// transport maps it to its own answer (HTTP 401/403/503/400, WebSocket
+// error codes).
+type DenyKind uint8
+
+// Refusal kinds.
+const (
+	// Unauthenticated: credentials are missing or invalid (HTTP 401).
+	Unauthenticated DenyKind = iota + 1
+	// Forbidden: the user lacks a role (HTTP 403).
+	Forbidden
+	// AuthUnavailable: the authentication service could not answer (503).
+	AuthUnavailable
+	// BadCredentials: the credentials are malformed beyond a 401, such as
+	// two Authorization headers (HTTP 400).
+	BadCredentials
+)
+
+// Code returns the API error code of the kind.
+func (k DenyKind) Code() string {
+	switch k {
+	case Unauthenticated:
+		return "UNAUTHORIZED"
+	case Forbidden:
+		return "FORBIDDEN"
+	case AuthUnavailable:
+		return "SERVICE_UNAVAILABLE"
+	default:
+		return "INVALID_AUTHORIZATION_HEADER"
+	}
 }
+
+// Status returns the HTTP status of the kind.
+func (k DenyKind) Status() int {
+	switch k {
+	case Unauthenticated:
+		return http.StatusUnauthorized
+	case Forbidden:
+		return http.StatusForbidden
+	case AuthUnavailable:
+		return http.StatusServiceUnavailable
+	default:
+		return http.StatusBadRequest
+	}
+}
+
+// AuthError is a refusal: its kind and the message for the client.
+type AuthError struct {
+	Kind    DenyKind
+	Message string
+}
+
+// Error returns the message.
+func (e *AuthError) Error() string { return e.Message }
 
 // streamAuth returns the auth block of a schema, nil for none (and for the
 // generic schemas of non-strict mode).
@@ -54,8 +103,7 @@ func streamAuth(s *notification.Schema) *configs.StreamAuth {
 }
 
 // DecideStream applies the per-stream matrix of reference §13 to one
-// request and returns 0 and "" when it may proceed, or the status (401 or
-// 403) and message of the refusal:
+// request and returns nil when it may proceed, or the refusal:
 //
 //	required  read_roles  write_roles  watch/replay            notify
 //	false/-   -           -            anyone                  anyone
@@ -63,49 +111,54 @@ func streamAuth(s *notification.Schema) *configs.StreamAuth {
 //	true      set         absent       read role or admin      admins only
 //	true      absent      set          any authenticated user  write role or admin
 //	true      set         set          read role or admin      write role or admin
-func (p AuthPolicy) DecideStream(sa *configs.StreamAuth, id *Identity, op Operation) (int, string) {
-	d := p.decideStream(sa, id, op)
-	return d.status, d.msg
-}
-
-func (p AuthPolicy) decideStream(sa *configs.StreamAuth, id *Identity, op Operation) denial {
+func (p AuthPolicy) DecideStream(sa *configs.StreamAuth, id *Identity, op Operation) *AuthError {
 	if !p.Enabled || sa == nil || sa.Required == nil || !*sa.Required {
-		return denial{}
+		return nil
 	}
 	if id == nil {
-		return denial{http.StatusUnauthorized, MsgStreamAuthRequired}
+		return &AuthError{Unauthenticated, MsgStreamAuthRequired}
 	}
 	admin := p.IsAdmin(id)
 	switch op {
 	case OpRead:
 		if sa.ReadRoles != nil && !admin && !RoleMap(sa.ReadRoles).Admits(id) {
-			return denial{http.StatusForbidden, MsgNoReadRole}
+			return &AuthError{Forbidden, MsgNoReadRole}
 		}
 	case OpWrite:
 		switch {
 		case sa.WriteRoles == nil && !admin:
-			return denial{http.StatusForbidden, MsgAdminsOnlyWrite}
+			return &AuthError{Forbidden, MsgAdminsOnlyWrite}
 		case sa.WriteRoles != nil && !admin && !RoleMap(sa.WriteRoles).Admits(id):
-			return denial{http.StatusForbidden, MsgNoWriteRole}
+			return &AuthError{Forbidden, MsgNoWriteRole}
 		}
 	}
-	return denial{}
+	return nil
+}
+
+// WriteAuthError answers a refusal over HTTP: 401 (with the
+// WWW-Authenticate challenges of the mode), 403, 503 or 400.
+func WriteAuthError(w http.ResponseWriter, r *http.Request, direct bool, e *AuthError) {
+	switch e.Kind {
+	case Unauthenticated:
+		WriteUnauthorized(w, r, direct, e.Message)
+	case Forbidden:
+		WriteForbidden(w, r, e.Message)
+	case AuthUnavailable:
+		WriteUnavailable(w, r, e.Message)
+	default:
+		WriteJSON(w, http.StatusBadRequest, AuthErrorBody{Code: e.Kind.Code(), Error: "bad_request", Message: e.Message, RequestID: RequestID(r.Context())})
+	}
 }
 
 // authorizeStream runs the stream check of reference §13 for the request
 // and answers the refusal itself; it reports whether the request may
 // proceed.
 func (h *Handlers) authorizeStream(w http.ResponseWriter, r *http.Request, set *Settings, s *notification.Schema, op Operation) bool {
-	d := set.Auth.decideStream(streamAuth(s), IdentityFrom(r.Context()), op)
-	switch d.status {
-	case 0:
-		return true
-	case http.StatusUnauthorized:
-		WriteUnauthorized(w, r, set.Auth.Direct, d.msg)
-	default:
-		WriteForbidden(w, r, d.msg)
+	if e := set.Auth.DecideStream(streamAuth(s), IdentityFrom(r.Context()), op); e != nil {
+		WriteAuthError(w, r, set.Auth.Direct, e)
+		return false
 	}
-	return false
+	return true
 }
 
 // usesECPDS reports whether a schema lists the ecpds plugin.
@@ -120,43 +173,60 @@ func usesECPDS(s *notification.Schema) bool {
 // Streams without the plugin, anonymous requests (possible only on
 // streams that do not require auth) and admins pass without a lookup.
 func (h *Handlers) checkECPDS(w http.ResponseWriter, r *http.Request, set *Settings, s *notification.Schema, filter *notification.Filter) bool {
+	e := h.decideECPDS(r.Context(), set, s, filter, IdentityFrom(r.Context()), RequestID(r.Context()))
+	switch {
+	case e == nil:
+		return true
+	case e.internal:
+		WriteInternalError(w, r, e.Message)
+	default:
+		WriteAuthError(w, r, set.Auth.Direct, &e.AuthError)
+	}
+	return false
+}
+
+// ecpdsRefusal is a refusal of the ECPDS check: a denial, or (internal)
+// a failure herald must answer with a 500.
+type ecpdsRefusal struct {
+	AuthError
+	internal bool
+}
+
+// decideECPDS runs the ECPDS destination check of reference §14 for a
+// user on a processed watch or replay filter: nil when it may proceed.
+func (h *Handlers) decideECPDS(ctx context.Context, set *Settings, s *notification.Schema, filter *notification.Filter, id *Identity, reqID string) *ecpdsRefusal {
 	if !set.Auth.Enabled || !usesECPDS(s) {
-		return true
+		return nil
 	}
-	id := IdentityFrom(r.Context())
 	if id == nil || set.Auth.IsAdmin(id) {
-		return true
+		return nil
 	}
-	reqID := RequestID(r.Context())
 	if set.ECPDS == nil {
 		h.log.Error("a schema uses the ecpds plugin but no ECPDS checker is configured", "request_id", reqID, "event_type", s.Name)
-		WriteInternalError(w, r, MsgServerMisconfigured)
-		return false
+		return &ecpdsRefusal{AuthError{Forbidden, MsgServerMisconfigured}, true}
 	}
 	key := set.ECPDS.MatchKey()
 	value, ok := canonicalValue(s, filter, key)
 	if !ok {
-		WriteForbidden(w, r, "Required field '"+key+"' not found in request identifiers")
-		return false
+		return &ecpdsRefusal{AuthError: AuthError{Forbidden, "Required field '" + key + "' not found in request identifiers"}}
 	}
-	err := set.ECPDS.Check(r.Context(), id.Username, value)
+	err := set.ECPDS.Check(ctx, id.Username, value)
 	var denied *ECPDSDeniedError
 	switch {
 	case err == nil:
-		return true
+		return nil
 	case errors.As(err, &denied):
-		WriteForbidden(w, r, denied.Error())
+		return &ecpdsRefusal{AuthError: AuthError{Forbidden, denied.Error()}}
 	case errors.Is(err, ErrECPDSUnavailable):
 		h.log.Warn("ECPDS unavailable", "request_id", reqID, "event_type", s.Name, "username", id.Username, "error", err)
-		WriteUnavailable(w, r, MsgECPDSUnavailable)
-	case r.Context().Err() != nil:
+		return &ecpdsRefusal{AuthError: AuthError{AuthUnavailable, MsgECPDSUnavailable}}
+	case ctx.Err() != nil:
 		// The client went away while waiting; nobody reads the answer.
-		WriteUnavailable(w, r, MsgECPDSUnavailable)
+		return &ecpdsRefusal{AuthError: AuthError{AuthUnavailable, MsgECPDSUnavailable}}
 	default:
 		h.log.Error("ECPDS check failed", "request_id", reqID, "event_type", s.Name, "username", id.Username, "error", err)
-		WriteInternalError(w, r, MsgECPDSUnexpectedError)
+		return &ecpdsRefusal{AuthError{Forbidden, MsgECPDSUnexpectedError}, true}
 	}
-	return false
 }
 
 // canonicalValue returns the canonical value a processed watch/replay

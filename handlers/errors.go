@@ -45,6 +45,23 @@ var (
 // notify/watch/replay request with the right status, code and body.
 func writeRequestError(w http.ResponseWriter, r *http.Request, ep endpoint, err error) {
 	id := RequestID(r.Context())
+	var ue *notification.UnknownEventTypeError
+	if errors.As(err, &ue) {
+		names := ue.Configured
+		if names == nil {
+			names = []string{}
+		}
+		WriteJSON(w, http.StatusBadRequest, UnknownEventTypeBody{Code: "UNKNOWN_EVENT_TYPE", Error: "unknown_event_type", Message: ue.Error(), ConfiguredEventTypes: names, RequestID: id})
+		return
+	}
+	code, msg, detail := requestError(ep, err)
+	WriteJSON(w, http.StatusBadRequest, ErrorBody{Code: code, Error: ep.label, Message: msg, Details: detail, RequestID: id})
+}
+
+// requestError classifies a parse, event-type or validation error: the
+// API error code, the message and its innermost detail. Every transport
+// answers with these.
+func requestError(ep endpoint, err error) (code, msg, detail string) {
 	var (
 		pe *notification.ParseError
 		ue *notification.UnknownEventTypeError
@@ -52,19 +69,13 @@ func writeRequestError(w http.ResponseWriter, r *http.Request, ep endpoint, err 
 	)
 	switch {
 	case errors.As(err, &pe):
-		WriteJSON(w, http.StatusBadRequest, ErrorBody{Code: pe.Kind.Code(), Error: ep.label, Message: pe.Error(), Details: pe.Detail, RequestID: id})
+		return pe.Kind.Code(), pe.Error(), pe.Detail
 	case errors.As(err, &ue):
-		names := ue.Configured
-		if names == nil {
-			names = []string{}
-		}
-		WriteJSON(w, http.StatusBadRequest, UnknownEventTypeBody{Code: "UNKNOWN_EVENT_TYPE", Error: "unknown_event_type", Message: ue.Error(), ConfiguredEventTypes: names, RequestID: id})
+		return "UNKNOWN_EVENT_TYPE", ue.Error(), ue.Error()
 	case errors.As(err, &ve):
-		WriteJSON(w, http.StatusBadRequest, ErrorBody{Code: ep.code, Error: ep.label, Message: ve.Message, Details: ve.Detail, RequestID: id})
-	default:
-		msg := err.Error()
-		WriteJSON(w, http.StatusBadRequest, ErrorBody{Code: ep.code, Error: ep.label, Message: msg, Details: msg, RequestID: id})
+		return ep.code, ve.Message, ve.Detail
 	}
+	return ep.code, err.Error(), err.Error()
 }
 
 // validation wraps a message as a *notification.ValidationError.

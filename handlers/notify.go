@@ -69,6 +69,11 @@ func (h *Handlers) writeStorageError(w http.ResponseWriter, r *http.Request, err
 		WriteJSON(w, http.StatusServiceUnavailable, ErrorBody{Code: "SERVICE_UNAVAILABLE", Error: "service_unavailable", Message: msg, Details: msg, RequestID: id})
 		return
 	}
+	if errors.Is(err, engine.ErrInvalid) {
+		msg := err.Error()
+		WriteJSON(w, http.StatusBadRequest, ErrorBody{Code: notifyEndpoint.code, Error: notifyEndpoint.label, Message: msg, Details: msg, RequestID: id})
+		return
+	}
 	h.log.Error("notification storage failed", "request_id", id, "error", err)
 	WriteJSON(w, http.StatusInternalServerError, ErrorBody{Code: "NOTIFICATION_STORAGE_FAILED", Error: "Notification Storage Failed",
 		Message: "storing the notification failed; it was not stored", Details: "backend write failed", RequestID: id})

@@ -112,8 +112,12 @@ func streamSpec(ws WatchSettings, mode stream.Mode, q engine.Query, cur stream.C
 	return spec
 }
 
-func (h *Handlers) writeSetupError(w http.ResponseWriter, r *http.Request, topic string, err error) {
+func (h *Handlers) writeSetupError(w http.ResponseWriter, r *http.Request, ep endpoint, topic string, err error) {
 	id := RequestID(r.Context())
+	if errors.Is(err, engine.ErrInvalid) {
+		writeRequestError(w, r, ep, validation(err.Error()))
+		return
+	}
 	if errors.Is(err, engine.ErrUnavailable) {
 		w.Header().Set("Retry-After", "5")
 		msg := "the notification backend is unavailable; retry later"
@@ -206,7 +210,7 @@ func (s *sseSink) end(r *http.Request, ep endpoint, end stream.End) {
 	h := s.h
 	if s.sse == nil {
 		if end.Reason == stream.SetupFailed {
-			h.writeSetupError(s.w, r, s.topic, end.Err)
+			h.writeSetupError(s.w, r, ep, s.topic, end.Err)
 		}
 		return
 	}

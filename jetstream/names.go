@@ -1,11 +1,11 @@
 package jetstream
 
 import (
-	"errors"
 	"fmt"
 	"unicode"
 	"unicode/utf8"
 
+	"herald/engine"
 	"herald/topic"
 )
 
@@ -17,11 +17,21 @@ var (
 	// ErrInvalidName: a stream name (the stream key of Delete,
 	// WipeStream and LastSeq) that no JetStream stream can have, or a
 	// topic base that is not one (Publish, Subscribe, History).
-	ErrInvalidName = errors.New("invalid stream name")
+	ErrInvalidName error = invalidError("invalid stream name")
 	// ErrTooLong: a subject longer than a NATS protocol line can carry
 	// (see maxSubjectLen).
-	ErrTooLong = errors.New("subject too long")
+	ErrTooLong error = invalidError("subject too long")
 )
+
+// invalidError is a refusal of a caller's request; it matches
+// engine.ErrInvalid as well as itself.
+type invalidError string
+
+// Error returns the message.
+func (e invalidError) Error() string { return string(e) }
+
+// Is makes errors.Is(err, engine.ErrInvalid) hold.
+func (e invalidError) Is(target error) bool { return target == engine.ErrInvalid }
 
 // maxStreamNameLen is JetStream's limit on stream names (JSMaxNameLen).
 const maxStreamNameLen = 255

@@ -42,37 +42,9 @@ const (
 // alone does not bound them.
 const maxSubjectLen = 3800
 
-const hexDigits = "0123456789ABCDEF"
-
-// appendWireToken appends the wire form of one decoded subject token.
-//
-// The wire form is the canonical topic encoding (the reserved '.', '*',
-// '>' and '%' as %2E, %2A, %3E, %25) plus escapes that only NATS needs:
-// ASCII control bytes, space and DEL as %XX, and U+FFFD as %EF%BF%BD
-// (NATS subjects cannot hold whitespace, and nats-server's file store
-// treats NUL and U+FFFD in a subject as corruption when it recovers its
-// state). topic.DecodeToken undoes every %XX escape, so decoding needs no
-// special rule for these. An empty token, which NATS cannot carry at all,
-// is written as a lone "%": no non-empty value encodes to it (a '%' in a
-// value is always %25), and decodeToken maps it back.
-func appendWireToken(b []byte, t string) []byte {
-	if t == "" {
-		return append(b, '%')
-	}
-	for i := 0; i < len(t); i++ {
-		c := t[i]
-		switch {
-		case c <= ' ' || c == 0x7f || c == '.' || c == '*' || c == '>' || c == '%':
-			b = append(b, '%', hexDigits[c>>4], hexDigits[c&15])
-		case c == 0xEF && strings.HasPrefix(t[i:], "\uFFFD"):
-			b = append(b, "%EF%BF%BD"...)
-			i += 2
-		default:
-			b = append(b, c)
-		}
-	}
-	return b
-}
+// appendWireToken appends the wire form of one decoded subject token
+// (topic.AppendWireToken).
+func appendWireToken(b []byte, t string) []byte { return topic.AppendWireToken(b, t) }
 
 // wireSubject returns the NATS subject of decoded tokens.
 func wireSubject(tokens []string) string {

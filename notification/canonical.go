@@ -329,14 +329,18 @@ func subjectTooLong(n int, lens []int, names []string, what string) error {
 // topic.MaxSubjectBytes. tokens are the decoded tokens (base first) and
 // names the field of each token after the base.
 func checkSubject(subject string, tokens []string, names []string) error {
-	if len(subject) <= topic.MaxSubjectBytes {
+	if len(subject) <= topic.MaxSubjectBytes/3 {
+		return nil // no token's wire form can triple it past the limit
+	}
+	n := topic.WireSubjectLen(tokens)
+	if n <= topic.MaxSubjectBytes {
 		return nil
 	}
 	lens := make([]int, len(tokens)-1)
 	for i, t := range tokens[1:] {
-		lens[i] = topic.EncodedLen(t)
+		lens[i] = topic.WireLen(t)
 	}
-	return subjectTooLong(len(subject), lens, names, "subject")
+	return subjectTooLong(n, lens, names, "subject")
 }
 
 // checkPattern refuses a watch or replay pattern whose encoded subject
@@ -350,7 +354,7 @@ func checkPattern(p topic.Pattern, names []string) error {
 	lens := make([]int, len(p)-1)
 	for i, t := range p[1:] {
 		if !t.Wildcard {
-			lens[i] = topic.EncodedLen(t.Value)
+			lens[i] = topic.WireLen(t.Value)
 		}
 	}
 	return subjectTooLong(n, lens, names, "subject filter")

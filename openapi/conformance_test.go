@@ -312,10 +312,11 @@ func TestHandlerAuthAnswersMatchDocument(t *testing.T) {
 		for _, sa := range blocks {
 			for _, id := range ids {
 				for _, op := range []handlers.Operation{handlers.OpRead, handlers.OpWrite} {
-					status, msg := policy.DecideStream(sa, id, op)
-					if status == 0 {
+					denied := policy.DecideStream(sa, id, op)
+					if denied == nil {
 						continue
 					}
+					status, msg := denied.Kind.Status(), denied.Message
 					seen[msg] = true
 					targets := []target{watchRoute, replayRoute}
 					if op == handlers.OpWrite {

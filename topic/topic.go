@@ -324,36 +324,82 @@ func ValidBase(s string) bool {
 // or filter would exceed MaxSubjectBytes, or that names a stream longer
 // than MaxBaseBytes, is refused when it is parsed.
 const (
-	// MaxSubjectBytes bounds an encoded subject (percent-encoding
-	// included): a notification's subject, and the subject pattern of a
-	// watch or replay.
+	// MaxSubjectBytes bounds a subject in its NATS wire form (percent
+	// escapes included, see AppendWireToken): a notification's subject,
+	// and the subject pattern of a watch or replay.
 	MaxSubjectBytes = 2048
 	// MaxBaseBytes bounds a topic base, and so a stream name (JetStream
 	// refuses stream names longer than 255 bytes).
 	MaxBaseBytes = 255
 )
 
-// EncodedLen returns the length of EncodeToken(s) without building it.
-func EncodedLen(s string) int {
-	n := len(s)
-	for i := 0; i < len(s); i++ {
-		if reserved(s[i]) {
+const hexDigits = "0123456789ABCDEF"
+
+// AppendWireToken appends the NATS wire form of one decoded token: the
+// canonical encoding (EncodeToken) plus escapes only NATS needs: ASCII
+// control bytes, space and DEL as %XX, and U+FFFD as %EF%BF%BD (NATS
+// subjects cannot hold whitespace, and nats-server's file store treats
+// NUL and U+FFFD in a subject as corruption when it recovers its state).
+// DecodeToken undoes every %XX escape. An empty token, which NATS cannot
+// carry, is written as a lone "%" (no non-empty value encodes to it).
+func AppendWireToken(b []byte, t string) []byte {
+	if t == "" {
+		return append(b, '%')
+	}
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		switch {
+		case c <= ' ' || c == 0x7f || reserved(c):
+			b = append(b, '%', hexDigits[c>>4], hexDigits[c&15])
+		case c == 0xEF && strings.HasPrefix(t[i:], "\uFFFD"):
+			b = append(b, "%EF%BF%BD"...)
+			i += 2
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+// WireLen returns the length of AppendWireToken's form of t without
+// building it.
+func WireLen(t string) int {
+	if t == "" {
+		return 1
+	}
+	n := len(t)
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		switch {
+		case c <= ' ' || c == 0x7f || reserved(c):
 			n += 2
+		case c == 0xEF && strings.HasPrefix(t[i:], "\uFFFD"):
+			n += 6
+			i += 2
 		}
 	}
 	return n
 }
 
-// SubjectLen returns the length of the encoded subject of the pattern,
-// as Subject would build it ('*' for wildcards).
+// SubjectLen returns the length of the wire subject of the pattern ('*'
+// for wildcards), the longest form a subject of it takes.
 func (p Pattern) SubjectLen() int {
 	n := max(len(p)-1, 0)
 	for _, t := range p {
 		if t.Wildcard {
 			n += len(Wildcard)
 		} else {
-			n += EncodedLen(t.Value)
+			n += WireLen(t.Value)
 		}
+	}
+	return n
+}
+
+// WireSubjectLen returns the length of the wire subject of tokens.
+func WireSubjectLen(tokens []string) int {
+	n := max(len(tokens)-1, 0)
+	for _, t := range tokens {
+		n += WireLen(t)
 	}
 	return n
 }
