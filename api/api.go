@@ -70,6 +70,10 @@ func NewRouter(opts Options) http.Handler {
 			r.Post("/notification", h.Notify)
 			r.With(opts.Limits.Middleware).Post("/watch", h.Watch)
 			r.With(opts.Limits.Middleware).Post("/replay", h.Replay)
+			// The WebSocket session protocol: credentials on the upgrade
+			// (checked here, 401 before the upgrade) or in a first auth
+			// frame.
+			r.Get("/session", h.Session)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(authAdmin)

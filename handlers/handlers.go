@@ -7,6 +7,7 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,6 +48,30 @@ type Settings struct {
 	// headers; otherwise event streams carry Aviso's
 	// `Access-Control-Allow-Origin: *`.
 	CORSManaged bool
+	// AllowedOrigins are the origins a WebSocket session may come from
+	// (application.cors.allowed_origins); nil allows any, "*" too.
+	AllowedOrigins []string
+	// Authenticate verifies the credentials of a WebSocket session's auth
+	// frame (an Authorization header value); nil when authentication is
+	// disabled.
+	Authenticate func(ctx context.Context, authorization string) (*Identity, *AuthError)
+	// Session holds the limits of WebSocket sessions.
+	Session SessionSettings
+}
+
+// SessionSettings are the limits of one WebSocket session (the session
+// block; session protocol §8). Zero values take the defaults.
+type SessionSettings struct {
+	MaxSubscriptions   int
+	MaxProducers       int
+	MaxProducerBytes   int64
+	ProducerCredit     int
+	ProducerMaxBatch   int
+	QueueFrames        int
+	MaxFrameEvents     int
+	MaxFrameBytes      int
+	BlockingTimeout    time.Duration
+	MaxSessionsPerUser int
 }
 
 // WatchSettings are the settings of watch and replay streams (the
@@ -84,6 +109,24 @@ func (s Settings) withDefaults() *Settings {
 	}
 	if s.Watch.MaxLag <= 0 {
 		s.Watch.MaxLag = DefaultMaxLag
+	}
+	ss := &s.Session
+	for _, d := range []struct {
+		v   *int
+		def int
+	}{
+		{&ss.MaxSubscriptions, 32}, {&ss.MaxProducers, 32}, {&ss.ProducerCredit, 16}, {&ss.ProducerMaxBatch, 1000},
+		{&ss.QueueFrames, 16}, {&ss.MaxFrameEvents, 256}, {&ss.MaxFrameBytes, 4 << 20},
+	} {
+		if *d.v <= 0 {
+			*d.v = d.def
+		}
+	}
+	if ss.MaxProducerBytes <= 0 {
+		ss.MaxProducerBytes = 32 << 20
+	}
+	if ss.BlockingTimeout <= 0 {
+		ss.BlockingTimeout = time.Second
 	}
 	return &s
 }
@@ -125,7 +168,16 @@ type Handlers struct {
 	// stream has started.
 	running stream.Set
 	streams atomic.Int64
+	// sessions counts the WebSocket sessions per user; sessionsOpen all
+	// of them.
+	sessions     sessionCounter
+	sessionsOpen atomic.Int64
+	// sessionDrops counts the events DROPPING subscriptions discarded.
+	sessionDrops atomic.Uint64
 }
+
+// Sessions returns the number of WebSocket sessions open now.
+func (h *Handlers) Sessions() int { return int(h.sessionsOpen.Load()) }
 
 // Streams returns the number of watch and replay streams open now (their
 // SSE response started and not yet ended).
@@ -187,6 +239,18 @@ func WithRequestID(ctx context.Context, id string) context.Context {
 func RequestID(ctx context.Context) string {
 	id, _ := ctx.Value(ctxKey{}).(string)
 	return id
+}
+
+// jsonMarshal encodes v as JSON without HTML escaping (frames and bodies
+// are not HTML).
+func jsonMarshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // WriteJSON writes v as a JSON response with the given status.

@@ -2,11 +2,17 @@ package handlers
 
 import (
 	"net/http"
+
+	"herald/notification"
 )
 
 // SchemaList serves GET /api/v1/schema (reference §16).
 func (h *Handlers) SchemaList(w http.ResponseWriter, r *http.Request) {
-	reg := h.Registry()
+	WriteJSON(w, http.StatusOK, schemaListBody(h.Registry()))
+}
+
+// schemaListBody is the body of GET /api/v1/schema.
+func schemaListBody(reg *notification.Registry) map[string]any {
 	names := reg.Names()
 	schemas := make(map[string]any, len(names))
 	for _, n := range names {
@@ -22,7 +28,7 @@ func (h *Handlers) SchemaList(w http.ResponseWriter, r *http.Request) {
 	if len(names) == 0 {
 		body["message"] = "No notification schema configured"
 	}
-	WriteJSON(w, http.StatusOK, body)
+	return body
 }
 
 // SchemaGet serves GET /api/v1/schema/{event_type} (reference §16).

@@ -129,6 +129,20 @@ func NewRuntime(cfg *configs.Config, opts RuntimeOptions, reuse *Runtime) (*Runt
 		Auth:            rt.Auth.Policy(),
 		ECPDS:           rt.ECPDS,
 		CORSManaged:     rt.CORS != nil,
+		Session: handlers.SessionSettings{
+			MaxSubscriptions: cfg.Session.MaxSubscriptions, MaxProducers: cfg.Session.MaxProducers,
+			MaxProducerBytes: cfg.Session.MaxProducerBytes, ProducerCredit: cfg.Session.ProducerCredit,
+			ProducerMaxBatch: cfg.Session.ProducerMaxBatch, QueueFrames: cfg.Session.QueueFrames,
+			MaxFrameEvents: cfg.Session.MaxFrameEvents, MaxFrameBytes: cfg.Session.MaxFrameBytes,
+			BlockingTimeout:    time.Duration(cfg.Session.BlockingTimeoutMs) * time.Millisecond,
+			MaxSessionsPerUser: cfg.Session.MaxSessionsPerUser,
+		},
+	}
+	if cfg.Auth.Enabled {
+		rt.Handlers.Authenticate = rt.Auth.Authenticate
+	}
+	if c := cfg.Application.CORS; c != nil {
+		rt.Handlers.AllowedOrigins = append([]string(nil), c.AllowedOrigins...)
 	}
 	return rt, nil
 }

@@ -81,9 +81,11 @@ type Spec struct {
 	// MaxLag ends a live stream whose oldest undelivered record has waited
 	// longer than it (Lagging, with that record as the resume point).
 	MaxLag time.Duration
-	// QueueSize and Overflow configure the live subscription's queue.
-	QueueSize int
-	Overflow  engine.OverflowPolicy
+	// QueueSize, Overflow and BlockTimeout configure the live
+	// subscription's queue (engine.SubscribeOptions).
+	QueueSize    int
+	Overflow     engine.OverflowPolicy
+	BlockTimeout time.Duration
 	// Where, when not nil, selects the records delivered (after the
 	// query's filter), in history and live alike.
 	Where Predicate
@@ -99,6 +101,10 @@ type Opening struct {
 	// Boundary is the last sequence stored when the stream joined: history
 	// is at or below it, live above it.
 	Boundary uint64
+	// TakeDropped, for a watch, returns and resets the number of live
+	// records its queue discarded (engine.DropOnOverflow); nil for a
+	// replay.
+	TakeDropped func() uint64
 }
 
 // Sink is a transport's side of a stream. Calls come from the goroutine
@@ -206,7 +212,8 @@ type End struct {
 // Overflow is the error a sink returns when it cannot take what it is
 // handed in time (a WebSocket session whose shared queue stayed full):
 // the stream ends with Overflow, resuming from ResumeFrom (the first
-// record the client did not get).
+// record the client did not get; 0: the one after the last record handed
+// to the sink).
 type OverflowError struct {
 	ResumeFrom uint64
 	Message    string
@@ -275,7 +282,7 @@ func (r *runner) run() End {
 		return r.stopEnd(stop)
 	}
 	if r.spec.Mode == Watch {
-		sub, err := r.eng.Subscribe(r.ctx, r.spec.Query, engine.SubscribeOptions{QueueSize: r.spec.QueueSize, Overflow: r.spec.Overflow})
+		sub, err := r.eng.Subscribe(r.ctx, r.spec.Query, engine.SubscribeOptions{QueueSize: r.spec.QueueSize, Overflow: r.spec.Overflow, BlockTimeout: r.spec.BlockTimeout})
 		if err != nil {
 			return r.setupFailed(err)
 		}
@@ -293,7 +300,11 @@ func (r *runner) run() End {
 		}
 		r.boundary = last
 	}
-	if err := r.sink.Open(Opening{Boundary: r.boundary}); err != nil {
+	open := Opening{Boundary: r.boundary}
+	if r.sub != nil {
+		open.TakeDropped = r.sub.TakeDropped
+	}
+	if err := r.sink.Open(open); err != nil {
 		return r.sinkFailed(err)
 	}
 	if r.spec.Mode == Watch && r.spec.Heartbeat > 0 {
@@ -323,7 +334,11 @@ func (r *runner) run() End {
 func (r *runner) sinkFailed(err error) End {
 	var o *OverflowError
 	if errors.As(err, &o) {
-		return End{Reason: Overflow, ResumeFrom: o.ResumeFrom, Delivered: r.delivered, Err: err, Message: o.Message}
+		resume := o.ResumeFrom
+		if resume == 0 {
+			resume = r.next()
+		}
+		return End{Reason: Overflow, ResumeFrom: resume, Delivered: r.delivered, Err: err, Message: o.Message}
 	}
 	return End{Reason: ClientGone}
 }

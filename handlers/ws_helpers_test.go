@@ -1,0 +1,226 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// wsClient is a WebSocket session client over a real connection: frames
+// arrive on frames in order; paused stops reading them.
+type wsClient struct {
+	t      *testing.T
+	c      *websocket.Conn
+	frames chan map[string]any
+	raw    chan string
+	errs   chan error
+	ctx    context.Context
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	nextID int
+	gate   chan struct{} // when not nil, the reader waits on it before each read
+}
+
+// dial opens a session on s; header may carry credentials.
+func (s *server) dial(t *testing.T, header http.Header) *wsClient {
+	t.Helper()
+	return s.dialOpts(t, header, false)
+}
+
+// dialPaused opens a session whose client reads nothing until resume.
+func (s *server) dialPaused(t *testing.T) *wsClient {
+	t.Helper()
+	return s.dialOpts(t, nil, true)
+}
+
+func (s *server) dialOpts(t *testing.T, header http.Header, paused bool) *wsClient {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	u := "ws" + strings.TrimPrefix(s.URL, "http") + "/api/v1/session"
+	c, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{Subprotocols: []string{"herald.v1"}, HTTPHeader: header})
+	if err != nil {
+		cancel()
+		status := 0
+		if resp != nil {
+			status = resp.StatusCode
+		}
+		t.Fatalf("dial: %v (status %d)", err, status)
+	}
+	c.SetReadLimit(64 << 20)
+	w := &wsClient{t: t, c: c, frames: make(chan map[string]any, 1<<16), raw: make(chan string, 1<<16), errs: make(chan error, 1), ctx: ctx, cancel: cancel}
+	if paused {
+		w.gate = make(chan struct{})
+	}
+	go w.read()
+	t.Cleanup(func() {
+		cancel()
+		_ = c.CloseNow()
+	})
+	return w
+}
+
+// resume lets a paused client read.
+func (w *wsClient) resume() { close(w.gate) }
+
+func (w *wsClient) read() {
+	defer close(w.frames)
+	for {
+		if w.gate != nil {
+			select {
+			case <-w.gate:
+				w.gate = nil
+			case <-w.ctx.Done():
+				return
+			}
+		}
+		_, data, err := w.c.Read(w.ctx)
+		if err != nil {
+			w.errs <- err
+			return
+		}
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			w.errs <- fmt.Errorf("frame is not JSON: %v: %s", err, data)
+			return
+		}
+		w.raw <- string(data)
+		w.frames <- m
+	}
+}
+
+// sendRaw sends one text frame as it is.
+func (w *wsClient) sendRaw(frame string) {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if err := w.c.Write(ctx, websocket.MessageText, []byte(frame)); err != nil {
+		w.t.Fatalf("write: %v", err)
+	}
+}
+
+// request sends a request with a fresh integer id (fields is a JSON
+// object text without braces) and returns the id.
+func (w *wsClient) request(op, fields string) float64 {
+	w.t.Helper()
+	w.mu.Lock()
+	w.nextID++
+	id := w.nextID
+	w.mu.Unlock()
+	frame := fmt.Sprintf(`{"id":%d,"op":%q`, id, op)
+	if fields != "" {
+		frame += "," + fields
+	}
+	w.sendRaw(frame + "}")
+	return float64(id)
+}
+
+// next returns the next frame.
+func (w *wsClient) next() map[string]any {
+	w.t.Helper()
+	select {
+	case f, ok := <-w.frames:
+		if !ok {
+			select {
+			case err := <-w.errs:
+				w.t.Fatalf("session ended: %v", err)
+			default:
+			}
+			w.t.Fatal("session ended")
+		}
+		<-w.raw
+		return f
+	case <-time.After(wait):
+		w.t.Fatal("no frame in time")
+	}
+	return nil
+}
+
+// reply sends a request and returns its reply, failing on any other
+// frame before it.
+func (w *wsClient) reply(op, fields string) map[string]any {
+	w.t.Helper()
+	id := w.request(op, fields)
+	f := w.next()
+	if f["type"] != "reply" || f["id"] != id {
+		w.t.Fatalf("%s: expected its reply, got %v", op, f)
+	}
+	return f
+}
+
+// replyAmid sends a request and returns its reply and the frames that
+// arrived before it (events of subscriptions may).
+func (w *wsClient) replyAmid(op, fields string) (map[string]any, []map[string]any) {
+	w.t.Helper()
+	id := w.request(op, fields)
+	var before []map[string]any
+	for {
+		f := w.next()
+		if f["type"] == "reply" && f["id"] == id {
+			return f, before
+		}
+		before = append(before, f)
+	}
+}
+
+// ok sends a request and returns its successful reply.
+func (w *wsClient) ok(op, fields string) map[string]any {
+	w.t.Helper()
+	r := w.reply(op, fields)
+	if r["ok"] != true {
+		w.t.Fatalf("%s %s: %v", op, fields, r)
+	}
+	return r
+}
+
+// fails sends a request and checks its error code and message prefix.
+func (w *wsClient) fails(op, fields, code, msgPrefix string) map[string]any {
+	w.t.Helper()
+	r := w.reply(op, fields)
+	e, _ := r["error"].(map[string]any)
+	if r["ok"] != false || e["code"] != code || !strings.HasPrefix(fmt.Sprint(e["message"]), msgPrefix) {
+		w.t.Fatalf("%s %s: got %v\nwant %s %q", op, fields, r, code, msgPrefix)
+	}
+	return r
+}
+
+// welcome reads the welcome frame.
+func (w *wsClient) welcome() map[string]any {
+	w.t.Helper()
+	f := w.next()
+	if f["type"] != "welcome" {
+		w.t.Fatalf("first frame %v", f)
+	}
+	return f
+}
+
+// eventIDs returns the CloudEvent ids of an events frame.
+func eventIDs(f map[string]any) []string {
+	evs, _ := f["events"].([]any)
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i], _ = e.(map[string]any)["id"].(string)
+	}
+	return out
+}
+
+// collect reads frames until n event ids of subscription sub arrived
+// (other frames are returned too).
+func (w *wsClient) collect(sub string, n int) (ids []string, others []map[string]any) {
+	w.t.Helper()
+	for len(ids) < n {
+		f := w.next()
+		if f["type"] == "events" && f["sub"] == sub {
+			ids = append(ids, eventIDs(f)...)
+			continue
+		}
+		others = append(others, f)
+	}
+	return ids, others
+}

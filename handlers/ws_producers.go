@@ -1,0 +1,529 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"herald/engine"
+	"herald/notification"
+	"herald/stream"
+)
+
+// This file is the producers of a session (session protocol §7): credit,
+// whole-batch validation before anything is stored, pipelined batches
+// with one terminal reply per batch in order, suspension while the
+// backend is unavailable.
+//
+// Atomicity: a batch is validated as a whole first, so `not_admitted`
+// stores nothing. Once admitted its notifications are published with
+// pipelined asynchronous publishes where the engine supports them
+// (engine.BatchPublisher); nats-server's atomic batch publish (2.12)
+// would also make a backend failure part-way all-or-nothing, but it needs
+// every stream to allow atomic publishes, caps a batch at 1,000 messages
+// and commits through one server-side staging step per batch, and herald
+// already reports exactly which notifications were stored (`failed`
+// with their ids) or that it cannot know (`unknown`); so herald uses
+// plain asynchronous publishes.
+
+// producerPipeline bounds the batches of one producer being published at
+// once; batches beyond it wait (and close_producer refuses them).
+const producerPipeline = 4
+
+// producers are the producers of one session.
+type producers struct {
+	s       *session
+	mu      sync.Mutex
+	m       map[string]*producer
+	bytes   int64 // unanswered batch bytes
+	suspend bool  // the backend is unavailable
+	wg      sync.WaitGroup
+}
+
+// producer is one open producer.
+type producer struct {
+	p         *producers
+	name      string
+	eventType string
+	schema    *notification.Schema
+	credit    int
+	maxBatch  int
+	ctx       context.Context // ends when a reload ends the producer
+	leave     func()
+
+	mu       sync.Mutex
+	inflight int      // batches awaiting their outcome
+	waiting  []*batch // admitted, not yet publishing
+	active   int      // batches publishing
+	tail     chan struct{}
+	ended    bool
+	closing  bool
+}
+
+// batch is one admitted publish.
+type batch struct {
+	id    jsontext.Value
+	ns    []*notification.Notification
+	size  int64
+	prev  chan struct{} // closed when the previous batch has replied
+	done  chan struct{} // closed when this one has replied
+	start chan struct{} // closed when it may publish
+}
+
+func (p *producers) init(s *session) {
+	p.s = s
+	p.m = map[string]*producer{}
+}
+
+// open opens a producer for an event type.
+func (p *producers) open(req *request) {
+	s := p.s
+	if err := req.fields("producer", "event_type"); err != nil {
+		s.send(replyError(req.id, "INVALID_REQUEST", err.Error()))
+		return
+	}
+	name, ok1, err1 := req.str("producer")
+	et, ok2, err2 := req.str("event_type")
+	if err := errors.Join(err1, err2); err != nil || !ok1 || !ok2 || name == "" {
+		s.send(replyError(req.id, "INVALID_REQUEST", `open_producer needs "producer" (a name) and "event_type" (strings)`))
+		return
+	}
+	set := s.h.Settings()
+	sc, err := set.Registry.Lookup(et)
+	if err != nil {
+		code, msg, _ := requestError(notifyEndpoint, err)
+		s.send(replyError(req.id, code, msg))
+		return
+	}
+	if denied := set.Auth.DecideStream(streamAuth(sc), s.identity.Load(), OpWrite); denied != nil {
+		s.send(replyError(req.id, denied.Kind.Code(), denied.Message))
+		return
+	}
+	p.mu.Lock()
+	_, dup := p.m[name]
+	full := len(p.m) >= s.set.Session.MaxProducers
+	p.mu.Unlock()
+	switch {
+	case dup:
+		s.send(replyError(req.id, "DUPLICATE_NAME", "the session already has a producer named '"+name+"'"))
+		return
+	case full:
+		s.send(replyError(req.id, "LIMIT_EXCEEDED", fmt.Sprintf("max_producers (%d): the session has that many producers", s.set.Session.MaxProducers)))
+		return
+	}
+	ctx, leave := s.h.running.Join(s.ctx, sc.Name)
+	pr := &producer{p: p, name: name, eventType: sc.Name, schema: sc, credit: s.set.Session.ProducerCredit,
+		maxBatch: s.set.Session.ProducerMaxBatch, ctx: ctx, leave: leave, tail: closedChan()}
+	p.mu.Lock()
+	p.m[name] = pr
+	p.mu.Unlock()
+	go pr.watch()
+	s.send(replyOK(req.id, map[string]any{"producer": name, "event_type": sc.Name, "credit": pr.credit, "max_batch": pr.maxBatch}))
+}
+
+func closedChan() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
+// watch ends the producer when a reload changes or removes its event type.
+func (pr *producer) watch() {
+	<-pr.ctx.Done()
+	var st *stream.Stop
+	if !errors.As(context.Cause(pr.ctx), &st) {
+		return
+	}
+	reason := ""
+	switch st.Reason {
+	case stream.SchemaChanged:
+		reason = "schema_changed"
+	case stream.SchemaRemoved:
+		reason = "schema_removed"
+	default:
+		return // shutdown: the session closes its producers
+	}
+	pr.end(reason)
+}
+
+// end ends the producer: batches already admitted still get their
+// outcome.
+func (pr *producer) end(reason string) {
+	p := pr.p
+	pr.mu.Lock()
+	if pr.ended {
+		pr.mu.Unlock()
+		return
+	}
+	pr.ended = true
+	pr.mu.Unlock()
+	p.mu.Lock()
+	if p.m[pr.name] == pr {
+		delete(p.m, pr.name)
+	}
+	p.mu.Unlock()
+	pr.leave()
+	p.s.send(mustJSON(map[string]any{"type": "producer_ended", "producer": pr.name, "reason": reason}))
+}
+
+// publish validates a batch and hands it to its producer.
+func (p *producers) publish(req *request) {
+	s := p.s
+	if err := req.fields("producer", "batch"); err != nil {
+		s.send(replyError(req.id, "INVALID_REQUEST", err.Error()))
+		return
+	}
+	name, ok, err := req.str("producer")
+	if err != nil || !ok {
+		s.send(replyError(req.id, "INVALID_REQUEST", `publish needs "producer" (a string)`))
+		return
+	}
+	p.mu.Lock()
+	pr := p.m[name]
+	p.mu.Unlock()
+	if pr == nil {
+		s.send(replyError(req.id, "UNKNOWN_PRODUCER", "the session has no producer named '"+name+"'"))
+		return
+	}
+	pr.mu.Lock()
+	over := pr.inflight >= pr.credit
+	if !over {
+		pr.inflight++ // the credit is taken now: the batch awaits its outcome
+	}
+	pr.mu.Unlock()
+	if over {
+		s.send(replyError(req.id, "CREDIT_EXCEEDED", fmt.Sprintf("producer '%s' already has %d batches awaiting their outcome (its credit)", name, pr.credit)))
+		pr.end("protocol_violation")
+		return
+	}
+	notAdmitted := func(code, msg string, errs []map[string]any) {
+		pr.release(0)
+		fields := map[string]any{"outcome": "not_admitted"}
+		if errs != nil {
+			fields["errors"] = errs
+		}
+		s.send(replyErrorWith(req.id, code, msg, fields))
+	}
+	raw, ok := req.members["batch"]
+	if !ok || raw.Kind() != '[' {
+		notAdmitted("INVALID_REQUEST", `publish needs "batch": an array of {"identifier": …, "payload": …}`, nil)
+		return
+	}
+	size := int64(len(raw))
+	p.mu.Lock()
+	tooBig := p.bytes+size > s.set.Session.MaxProducerBytes
+	suspended := p.suspend
+	if !tooBig && !suspended {
+		p.bytes += size
+	}
+	p.mu.Unlock()
+	switch {
+	case suspended:
+		notAdmitted("SERVICE_UNAVAILABLE", "the notification backend is unavailable; the producer is suspended until it returns", nil)
+		return
+	case tooBig:
+		notAdmitted("LIMIT_EXCEEDED", fmt.Sprintf("max_producer_bytes (%d): the session's unanswered batches would exceed it", s.set.Session.MaxProducerBytes), nil)
+		return
+	}
+	ns, errs, msg := pr.validate(raw)
+	if msg != "" || len(errs) > 0 {
+		pr.release(size)
+		fields := map[string]any{"outcome": "not_admitted"}
+		if errs != nil {
+			fields["errors"] = errs
+		}
+		if msg == "" {
+			msg = fmt.Sprintf("%d of the batch's notifications are invalid; nothing was stored", len(errs))
+		}
+		s.send(replyErrorWith(req.id, notifyEndpoint.code, msg, fields))
+		return
+	}
+	pr.mu.Lock()
+	b := &batch{id: req.id, ns: ns, size: size, prev: pr.tail, done: make(chan struct{}), start: make(chan struct{})}
+	pr.tail = b.done
+	pr.waiting = append(pr.waiting, b)
+	pr.startLocked()
+	pr.mu.Unlock()
+	p.wg.Add(1)
+	go pr.run(b)
+}
+
+// release returns a batch's credit and bytes.
+func (pr *producer) release(size int64) {
+	pr.mu.Lock()
+	pr.inflight--
+	pr.mu.Unlock()
+	p := pr.p
+	p.mu.Lock()
+	p.bytes -= size
+	p.mu.Unlock()
+}
+
+// validate checks every notification of a batch before anything is
+// stored: the notifications, or the errors by index.
+func (pr *producer) validate(raw jsontext.Value) ([]*notification.Notification, []map[string]any, string) {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, nil, "batch: " + err.Error()
+	}
+	var ns []*notification.Notification
+	var errs []map[string]any
+	i := 0
+	for dec.PeekKind() != ']' {
+		v, err := dec.ReadValue()
+		if err != nil {
+			return nil, nil, fmt.Sprintf("batch[%d]: %v", i, err)
+		}
+		if i >= pr.maxBatch {
+			return nil, nil, fmt.Sprintf("producer_max_batch (%d): the batch has more notifications", pr.maxBatch)
+		}
+		n, code, msg := pr.one(v)
+		if code != "" {
+			errs = append(errs, map[string]any{"index": i, "code": code, "message": msg})
+		} else {
+			ns = append(ns, n)
+		}
+		i++
+	}
+	if i == 0 {
+		return nil, nil, "the batch is empty"
+	}
+	return ns, errs, ""
+}
+
+// one validates one element of a batch.
+func (pr *producer) one(v jsontext.Value) (*notification.Notification, string, string) {
+	if v.Kind() != '{' {
+		return nil, "INVALID_REQUEST", `each element is an object {"identifier": …, "payload": …}`
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(v))
+	_, _ = dec.ReadToken()
+	members := map[string]jsontext.Value{"event_type": jsontext.Value(mustJSON(pr.eventType))}
+	for dec.PeekKind() != '}' {
+		k, err := dec.ReadToken()
+		if err != nil {
+			return nil, "INVALID_REQUEST", err.Error()
+		}
+		val, err := dec.ReadValue()
+		if err != nil {
+			return nil, "INVALID_REQUEST", err.Error()
+		}
+		if name := k.String(); name != "identifier" && name != "payload" {
+			return nil, "INVALID_REQUEST", "unknown key '" + name + "': an element has identifier and payload"
+		} else {
+			members[name] = val.Clone()
+		}
+	}
+	req, err := notification.ParseNotifyRequest(requestBody(members, "event_type", "identifier", "payload"))
+	if err != nil {
+		code, msg, _ := requestError(notifyEndpoint, err)
+		return nil, code, msg
+	}
+	n, err := pr.schema.Notify(req.Identifier, req.Payload)
+	if err != nil {
+		code, msg, _ := requestError(notifyEndpoint, err)
+		return nil, code, msg
+	}
+	return n, "", ""
+}
+
+// startLocked lets waiting batches publish while the pipeline has room.
+func (pr *producer) startLocked() {
+	for pr.active < producerPipeline && len(pr.waiting) > 0 {
+		b := pr.waiting[0]
+		pr.waiting = pr.waiting[1:]
+		pr.active++
+		close(b.start)
+	}
+}
+
+// publishTimeout bounds one batch's publishes.
+const publishTimeout = 30 * time.Second
+
+// run publishes one batch and sends its terminal reply after the
+// previous batch's.
+func (pr *producer) run(b *batch) {
+	p := pr.p
+	s := p.s
+	defer p.wg.Done()
+	defer close(b.done)
+	<-b.start
+	var results []engine.BatchResult
+	refused := b.ns == nil
+	if !refused {
+		// In flight: the batch completes even if the session goes away.
+		ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
+		results = engine.PublishAll(ctx, s.h.eng, b.ns)
+		cancel()
+	}
+	pr.mu.Lock()
+	pr.active--
+	pr.startLocked()
+	pr.mu.Unlock()
+	<-b.prev
+	pr.release(b.size)
+	if refused {
+		s.send(replyErrorWith(b.id, "INVALID_REQUEST", "the producer was closed before this batch was sent; nothing was stored",
+			map[string]any{"outcome": "not_admitted"}))
+		return
+	}
+	ids := []string{}
+	var failure error
+	unknown := false
+	for _, r := range results {
+		switch {
+		case r.Err == nil:
+			ids = append(ids, pr.eventType+"@"+strconv.FormatUint(r.Seq, 10))
+		case errors.Is(r.Err, engine.ErrUnknownOutcome):
+			unknown = true
+			failure = r.Err
+		default:
+			if failure == nil {
+				failure = r.Err
+			}
+		}
+	}
+	switch {
+	case failure == nil:
+		s.send(replyOK(b.id, map[string]any{"outcome": "completed", "ids": ids}))
+	case unknown:
+		s.send(replyErrorWith(b.id, "SERVICE_UNAVAILABLE", "the backend connection was lost after the batch was sent; which notifications were stored cannot be known",
+			map[string]any{"outcome": "unknown", "ids": ids}))
+	default:
+		code, msg := "NOTIFICATION_STORAGE_FAILED", "the backend refused part of the batch; ids lists what was stored, the rest was not"
+		if errors.Is(failure, engine.ErrUnavailable) {
+			code = "SERVICE_UNAVAILABLE"
+			p.suspendAll()
+		}
+		s.send(replyErrorWith(b.id, code, msg, map[string]any{"outcome": "failed", "ids": ids}))
+	}
+}
+
+// suspendAll suspends the session's producers while the backend is
+// unavailable and resumes them when it answers again.
+func (p *producers) suspendAll() {
+	p.mu.Lock()
+	if p.suspend {
+		p.mu.Unlock()
+		return
+	}
+	p.suspend = true
+	names := make([]string, 0, len(p.m))
+	for n := range p.m {
+		names = append(names, n)
+	}
+	p.mu.Unlock()
+	s := p.s
+	for _, n := range names {
+		s.send(mustJSON(map[string]any{"type": "producer_suspended", "producer": n}))
+	}
+	go func() {
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-t.C:
+			}
+			if !backendReady(s.ctx, s.h.eng) {
+				continue
+			}
+			p.mu.Lock()
+			p.suspend = false
+			names = names[:0]
+			for n := range p.m {
+				names = append(names, n)
+			}
+			p.mu.Unlock()
+			for _, n := range names {
+				s.send(mustJSON(map[string]any{"type": "producer_resumed", "producer": n}))
+			}
+			return
+		}
+	}()
+}
+
+// backendReady reports whether the engine answers (engines without a
+// notion of readiness always do).
+func backendReady(ctx context.Context, eng engine.Engine) bool {
+	rd, ok := eng.(readiness)
+	if !ok {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	return rd.Ready(ctx) == nil
+}
+
+// close refuses the producer's batches not yet sent, waits for those in
+// flight, then replies.
+func (p *producers) close(req *request) {
+	s := p.s
+	if err := req.fields("producer"); err != nil {
+		s.send(replyError(req.id, "INVALID_REQUEST", err.Error()))
+		return
+	}
+	name, ok, err := req.str("producer")
+	if err != nil || !ok {
+		s.send(replyError(req.id, "INVALID_REQUEST", `close_producer needs "producer" (a string)`))
+		return
+	}
+	p.mu.Lock()
+	pr := p.m[name]
+	if pr != nil {
+		delete(p.m, name)
+	}
+	p.mu.Unlock()
+	if pr == nil {
+		s.send(replyError(req.id, "UNKNOWN_PRODUCER", "the session has no producer named '"+name+"'"))
+		return
+	}
+	tail := pr.shut()
+	select {
+	case <-tail:
+	case <-s.ctx.Done():
+	}
+	s.send(replyOK(req.id, map[string]any{"producer": name}))
+}
+
+// shut refuses the waiting batches and returns the channel closed once
+// the last batch has replied.
+func (pr *producer) shut() <-chan struct{} {
+	pr.mu.Lock()
+	pr.ended = true
+	for _, b := range pr.waiting {
+		b.ns = nil // refused when its turn comes
+		close(b.start)
+	}
+	pr.waiting = nil
+	tail := pr.tail
+	pr.mu.Unlock()
+	pr.leave()
+	return tail
+}
+
+// closeAll ends the producers of a closing session. On a shutdown the
+// batches in flight are waited for (within the grace period the server
+// gives); otherwise they complete with nobody to answer.
+func (p *producers) closeAll(shutdown bool) {
+	p.mu.Lock()
+	all := make([]*producer, 0, len(p.m))
+	for _, pr := range p.m {
+		all = append(all, pr)
+	}
+	p.m = map[string]*producer{}
+	p.mu.Unlock()
+	for _, pr := range all {
+		pr.shut()
+	}
+	if shutdown {
+		p.wg.Wait()
+	}
+}

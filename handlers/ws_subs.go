@@ -1,0 +1,691 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"herald/engine"
+	"herald/notification"
+	"herald/stream"
+)
+
+// Subscription states.
+const (
+	subLive   int32 = iota // delivering
+	subEnding              // its final frame is queued behind its events
+	subEnded               // ended; its frames are gone
+)
+
+// subscription is one named subscription (or replay) of a session, one
+// generation of its name. Its stream runs in its own goroutine with the
+// subscription as its sink.
+type subscription struct {
+	s         *session
+	name      string
+	gen       uint64
+	eventType string
+	topic     string
+	replay    bool
+	dropping  bool
+	cursor    bool // a start cursor: history_completed follows history
+	cancel    context.CancelCauseFunc
+	state     atomic.Int32
+	// mu orders the subscribe reply with a concurrent unsubscribe.
+	mu sync.Mutex
+
+	// Set up before the stream runs, read by its goroutine only.
+	reply     jsontext.Value // the subscribe request's id
+	schema    map[string]any
+	reg       *notification.Registry
+	frameMax  int
+	eventsMax int
+	opened    chan error // the subscribe waits on it
+	// wasOpened: Open ran (the reply went out); guarded by mu.
+	wasOpened bool
+	boundary  uint64
+
+	// The frame being built (runner goroutine only).
+	buf         []byte
+	n           int
+	first, last uint64
+	phase       stream.Phase
+	dropped     uint64
+	takeDropped func() uint64
+}
+
+// live reports whether the subscription still delivers (its frames may
+// be written).
+func (sub *subscription) live(uint64) bool { return sub.state.Load() != subEnded }
+
+// handed is called by the writer once a frame of the subscription went
+// to the transport.
+func (sub *subscription) handed(e queued) {
+	if e.final {
+		sub.state.Store(subEnded)
+		sub.s.freeName(sub)
+	}
+}
+
+// id renders a notification id of the subscription's event type.
+func (sub *subscription) id(seq uint64) string {
+	return sub.eventType + "@" + strconv.FormatUint(seq, 10)
+}
+
+// subscribe opens a subscription (replay false) or a bounded replay.
+func (s *session) subscribe(req *request, replay bool) {
+	allowed := []string{"name", "event_type", "identifier", "where", "from_id", "from_date", "mode", "sample_rate", "sample_seed", "format"}
+	ep := watchEndpoint
+	if replay {
+		allowed = []string{"name", "event_type", "identifier", "where", "from_id", "from_date", "to_id", "to_date", "sample_rate", "sample_seed", "format"}
+		ep = replayEndpoint
+	}
+	if err := req.fields(allowed...); err != nil {
+		s.send(replyError(req.id, "INVALID_REQUEST", err.Error()))
+		return
+	}
+	o, err := subscribeOptionsOf(req)
+	if err != nil {
+		s.send(replyError(req.id, "INVALID_REQUEST", err.Error()))
+		return
+	}
+	s.open(req.id, o, replay, ep)
+}
+
+// subscribeOptions are the fields of a subscribe, replay or CREATE
+// SUBSCRIPTION besides the watch request.
+type subscribeOptions struct {
+	name       string
+	body       []byte // the watch/replay request body
+	dropping   bool
+	sampleRate float64
+	hasRate    bool
+	seed       *uint64
+	format     string
+}
+
+// subscribeOptionsOf reads a subscribe or replay request.
+func subscribeOptionsOf(req *request) (subscribeOptions, error) {
+	var o subscribeOptions
+	name, ok, err := req.str("name")
+	if err != nil {
+		return o, err
+	}
+	if !ok || name == "" {
+		return o, errors.New(`the request needs a "name" (a non-empty string naming the subscription in this session)`)
+	}
+	o.name = name
+	mode, ok, err := req.str("mode")
+	switch {
+	case err != nil:
+		return o, err
+	case !ok || mode == "blocking":
+	case mode == "dropping":
+		o.dropping = true
+	default:
+		return o, fmt.Errorf(`mode must be "blocking" (the default) or "dropping", got %q`, mode)
+	}
+	if v, ok := req.members["sample_rate"]; ok && v.Kind() != 'n' {
+		if v.Kind() != '0' {
+			return o, errors.New("sample_rate must be a number between 0 and 1")
+		}
+		r, err := strconv.ParseFloat(string(v), 64)
+		if err != nil || r < 0 || r > 1 {
+			return o, fmt.Errorf("sample_rate must be a number between 0 and 1, got %s", v)
+		}
+		o.sampleRate, o.hasRate = r, true
+	}
+	if v, ok := req.members["sample_seed"]; ok && v.Kind() != 'n' {
+		seed, err := strconv.ParseUint(string(v), 10, 64)
+		if err != nil {
+			return o, fmt.Errorf("sample_seed must be a non-negative integer, got %s", v)
+		}
+		o.seed = &seed
+	}
+	if f, ok, err := req.str("format"); err != nil {
+		return o, err
+	} else if ok {
+		o.format = f
+	}
+	o.body = requestBody(req.members, "event_type", "identifier", "where", "from_id", "from_date", "to_id", "to_date")
+	return o, nil
+}
+
+// requestBody builds the JSON body of an HTTP request from a frame's
+// members, so that a frame is validated exactly as the HTTP API
+// validates its body. A missing identifier is the empty one.
+func requestBody(members map[string]jsontext.Value, keys ...string) []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	first := true
+	hasIdent := false
+	for _, k := range keys {
+		v, ok := members[k]
+		if !ok {
+			continue
+		}
+		if k == "identifier" {
+			hasIdent = true
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		b.WriteString(strconv.Quote(k))
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	if !hasIdent {
+		if !first {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"identifier":{}`)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// sampler keeps each selected record with probability rate.
+type sampler struct {
+	rate float64
+	rng  *rand.Rand
+}
+
+// Keep implements stream.Sampler.
+func (p *sampler) Keep() bool { return p.rate >= 1 || (p.rate > 0 && p.rng.Float64() < p.rate) }
+
+// NewSampleSource returns the pseudo-random source of a subscription
+// with sample_seed seed: the same seed draws the same sequence (PCG, the
+// seed and its bitwise complement as its two words), so that a client
+// can reproduce which notifications a sample kept.
+func NewSampleSource(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, ^seed)) }
+
+// open validates a subscription request and starts it; the reply is
+// sent when its stream has joined the backend (or failed to).
+func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep endpoint) {
+	fail := func(code, msg string) { s.send(replyError(reqID, code, msg)) }
+	set := s.h.Settings()
+	mode := stream.Watch
+	if replay {
+		mode = stream.Replay
+	}
+	s.mu.Lock()
+	_, dup := s.subs[o.name]
+	full := s.running >= s.set.Session.MaxSubscriptions
+	s.mu.Unlock()
+	switch {
+	case dup:
+		fail("DUPLICATE_NAME", "the session already has a subscription named '"+o.name+"'; unsubscribe it first or choose another name")
+		return
+	case full:
+		fail("LIMIT_EXCEEDED", fmt.Sprintf("max_subscriptions (%d): the session has that many subscriptions and replays running", s.set.Session.MaxSubscriptions))
+		return
+	}
+	if o.format != "" && o.format != "json" {
+		fail(ep.code, fmt.Sprintf("format %q is not available: payloads are JSON (typed payload views need the event type's payload codec)", o.format))
+		return
+	}
+	req, err := notification.ParseRequest(o.body)
+	if err != nil {
+		code, msg, _ := requestError(ep, err)
+		fail(code, msg)
+		return
+	}
+	sc, err := set.Registry.Lookup(req.EventType)
+	if err != nil {
+		code, msg, _ := requestError(ep, err)
+		fail(code, msg)
+		return
+	}
+	ident := s.identity.Load()
+	if denied := set.Auth.DecideStream(streamAuth(sc), ident, OpRead); denied != nil {
+		fail(denied.Kind.Code(), denied.Message)
+		return
+	}
+	if err := sc.CheckSpatial(req.Identifier); err != nil {
+		code, msg, _ := requestError(ep, err)
+		fail(code, msg)
+		return
+	}
+	cur, err := stream.ParseCursors(stream.CursorsOf(req), mode)
+	if err != nil {
+		code, msg, _ := requestError(ep, err)
+		fail(code, msg)
+		return
+	}
+	filter, err := sc.Filter(req.Identifier)
+	if err != nil {
+		code, msg, _ := requestError(ep, err)
+		fail(code, msg)
+		return
+	}
+	spec := streamSpec(set.Watch, mode, engine.Query{Stream: sc.Base, Filter: filter}, cur, sc.MaxHistorical)
+	spec.Heartbeat = 0 // the session pings instead
+	if req.Where != nil {
+		w, err := sc.CompileWhere(*req.Where)
+		if err != nil {
+			fail(ep.code, err.Error())
+			return
+		}
+		spec.Where = wherePredicate{w}
+	}
+	if o.hasRate && o.sampleRate < 1 {
+		seed := rand.Uint64()
+		if o.seed != nil {
+			seed = *o.seed
+		}
+		spec.Sample = &sampler{rate: o.sampleRate, rng: NewSampleSource(seed)}
+	}
+	if o.dropping {
+		spec.Overflow = engine.DropOnOverflow
+	} else {
+		spec.Overflow = engine.BlockOnOverflow
+		spec.BlockTimeout = s.set.Session.BlockingTimeout
+	}
+	if e := s.h.decideECPDS(s.ctx, set, sc, filter, ident, s.id); e != nil {
+		fail(e.Kind.Code(), e.Message)
+		return
+	}
+	s.mu.Lock()
+	s.nextGen++
+	sub := &subscription{
+		s: s, name: o.name, gen: s.nextGen, eventType: sc.Name, topic: filter.Pattern.Display(),
+		replay: replay, dropping: o.dropping, cursor: cur.HasStart(),
+		reply: reqID, schema: sc.Public(), reg: set.Registry,
+		frameMax: s.set.Session.MaxFrameBytes, eventsMax: s.set.Session.MaxFrameEvents,
+		opened: make(chan error, 1),
+	}
+	s.running++
+	s.subsWG.Add(1)
+	s.mu.Unlock()
+	ctx, leave := s.h.running.Join(s.ctx, sc.Name)
+	ctx, cancel := context.WithCancelCause(ctx)
+	sub.cancel = cancel
+	go func() {
+		defer s.subsWG.Done()
+		defer leave()
+		end := stream.Run(ctx, s.h.eng, spec, sub)
+		s.finish(sub, end)
+	}()
+	if err := <-sub.opened; err != nil {
+		if errors.Is(err, engine.ErrUnavailable) {
+			fail("SERVICE_UNAVAILABLE", "the notification backend is unavailable; retry later")
+		} else {
+			s.log.Error("subscription setup failed", "name", o.name, "error", err)
+			fail("INTERNAL_ERROR", "the subscription could not be set up")
+		}
+	}
+}
+
+// Open sends the reply that opens the subscription.
+func (sub *subscription) Open(o stream.Opening) error {
+	s := sub.s
+	sub.boundary = o.Boundary
+	sub.takeDropped = o.TakeDropped
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	s.mu.Lock()
+	s.subs[sub.name] = sub
+	delete(s.ended, sub.name)
+	s.mu.Unlock()
+	s.send(replyOK(sub.reply, map[string]any{
+		"name": sub.name, "generation": sub.gen, "topic": sub.topic,
+		"boundary": sub.id(o.Boundary), "schema": sub.schema,
+	}))
+	sub.wasOpened = true
+	sub.opened <- nil
+	return nil
+}
+
+// Record adds one CloudEvent to the frame being built.
+func (sub *subscription) Record(rec *engine.Record, ph stream.Phase) error {
+	if sub.n > 0 && ph != sub.phase {
+		if err := sub.flushFrame(); err != nil {
+			return err
+		}
+	}
+	sub.phase = ph
+	reg := sub.reg
+	data, err := rec.Rendered(reg, func(r *engine.Record) ([]byte, error) {
+		return reg.CloudEvent(&r.Notification, r.Seq, r.Time)
+	})
+	if err != nil || len(data)+frameOverhead(sub) > sub.frameMax {
+		if err := sub.flushFrame(); err != nil {
+			return err
+		}
+		reason := "too_large"
+		if err != nil {
+			reason = "unrenderable"
+			sub.s.log.Error("CloudEvent creation failed", "sequence", rec.Seq, "error", err)
+		}
+		f := mustJSON(map[string]any{"type": "skipped", "sub": sub.name, "gen": sub.gen, "ids": []string{sub.id(rec.Seq)}, "reason": reason})
+		return sub.enqueue(queued{sub: sub, gen: sub.gen, data: f})
+	}
+	if sub.n > 0 && len(sub.buf)+1+len(data)+2 > sub.frameMax {
+		if err := sub.flushFrame(); err != nil {
+			return err
+		}
+	}
+	if sub.n == 0 {
+		sub.buf = append(sub.buf[:0], `{"type":"events","sub":`...)
+		sub.buf = strconv.AppendQuote(sub.buf, sub.name)
+		sub.buf = append(sub.buf, `,"gen":`...)
+		sub.buf = strconv.AppendUint(sub.buf, sub.gen, 10)
+		if ph == stream.History {
+			sub.buf = append(sub.buf, `,"phase":"history","events":[`...)
+		} else {
+			sub.buf = append(sub.buf, `,"phase":"live","events":[`...)
+		}
+		sub.first = rec.Seq
+	} else {
+		sub.buf = append(sub.buf, ',')
+	}
+	sub.buf = append(sub.buf, data...)
+	sub.n++
+	sub.last = rec.Seq
+	if sub.n >= sub.eventsMax {
+		return sub.flushFrame()
+	}
+	return nil
+}
+
+// frameOverhead is the size of an events frame without its events.
+func frameOverhead(sub *subscription) int {
+	return len(`{"type":"events","sub":"","gen":,"phase":"history","events":[]}`) + len(sub.name)*2 + 20
+}
+
+// Flush queues the frame being built.
+func (sub *subscription) Flush() error { return sub.flushFrame() }
+
+// Heartbeat does nothing: the session pings its client.
+func (sub *subscription) Heartbeat() error { return nil }
+
+// HistoryDone queues history_completed behind the history frames (not
+// for replays, which end with subscription_ended instead).
+func (sub *subscription) HistoryDone() error {
+	if err := sub.flushFrame(); err != nil || sub.replay {
+		return err
+	}
+	f := mustJSON(map[string]any{"type": "history_completed", "sub": sub.name, "gen": sub.gen, "last_id": sub.id(sub.boundary)})
+	return sub.enqueue(queued{sub: sub, gen: sub.gen, data: f})
+}
+
+// flushFrame queues the frame being built, if any.
+func (sub *subscription) flushFrame() error {
+	if sub.n == 0 {
+		return nil
+	}
+	sub.buf = append(sub.buf, "]}"...)
+	f := queued{sub: sub, gen: sub.gen, data: bytes.Clone(sub.buf), first: sub.first, last: sub.last}
+	n := sub.n
+	sub.n, sub.first, sub.last = 0, 0, 0
+	if cap(sub.buf) > 1<<20 {
+		sub.buf = nil
+	}
+	if sub.dropping {
+		return sub.enqueueDropping(f, n)
+	}
+	return sub.enqueue(f)
+}
+
+// enqueue queues a frame of a BLOCKING subscription (and the other frames
+// of every subscription), waiting for room at most blocking_timeout_ms;
+// beyond it the subscription ends with overflow, resuming from the
+// frame's first event.
+func (sub *subscription) enqueue(f queued) error {
+	s := sub.s
+	if s.q.push(s.ctx, f, s.set.Session.BlockingTimeout) {
+		return nil
+	}
+	if s.ctx.Err() != nil {
+		return s.ctx.Err()
+	}
+	return &stream.OverflowError{ResumeFrom: f.first,
+		Message: fmt.Sprintf("the session queue stayed full for %s: the client reads too slowly", s.set.Session.BlockingTimeout)}
+}
+
+// enqueueDropping queues a frame of a DROPPING subscription, or discards
+// and counts its n events when the session queue is full; the count goes
+// out in a dropped frame before the next events frame.
+func (sub *subscription) enqueueDropping(f queued, n int) error {
+	s := sub.s
+	if sub.takeDropped != nil {
+		sub.dropped += sub.takeDropped()
+	}
+	if s.q.length() >= s.q.size {
+		sub.dropped += uint64(n)
+		s.h.sessionDrops.Add(uint64(n))
+		return nil
+	}
+	if sub.dropped > 0 {
+		s.send(mustJSON(map[string]any{"type": "dropped", "sub": sub.name, "gen": sub.gen, "count": sub.dropped}))
+		sub.dropped = 0
+	}
+	if ok, _ := s.q.tryPush(f, false); !ok {
+		sub.dropped += uint64(n)
+		s.h.sessionDrops.Add(uint64(n))
+	}
+	return nil
+}
+
+// protocolReason is the subscription_ended reason of an end.
+func protocolReason(r stream.Reason) string {
+	switch r {
+	case stream.Overflow, stream.Lagging:
+		return "overflow"
+	case stream.Gap, stream.HistoryFailed:
+		return "gap"
+	case stream.HistoryLimit:
+		return "history_limit"
+	case stream.MaxDuration:
+		return "max_duration"
+	case stream.Shutdown:
+		return "server_shutdown"
+	case stream.SchemaChanged:
+		return "schema_changed"
+	case stream.SchemaRemoved:
+		return "schema_removed"
+	case stream.Unauthorized:
+		return "unauthorized"
+	}
+	return "end_of_stream"
+}
+
+// finish sends the end of a subscription whose stream returned.
+func (s *session) finish(sub *subscription, end stream.End) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if !sub.wasOpened {
+		// The reply was never sent: the subscribe answers the failure.
+		err := end.Err
+		if err == nil {
+			err = errors.New("the stream ended before it opened: " + end.Reason.String())
+		}
+		sub.opened <- err
+		s.mu.Lock()
+		s.running--
+		s.mu.Unlock()
+		return
+	}
+	state := sub.state.Load()
+	if state == subEnded || end.Reason == stream.ClientGone {
+		// Deleted by the client, or the session is gone: nothing to say.
+		sub.state.Store(subEnded)
+		s.forget(sub, false)
+		return
+	}
+	frame := map[string]any{"type": "subscription_ended", "sub": sub.name, "gen": sub.gen, "reason": protocolReason(end.Reason)}
+	if msg := endMessage(end); msg != "" {
+		frame["message"] = msg
+	}
+	switch end.Reason {
+	case stream.EndOfStream, stream.HistoryLimit, stream.MaxDuration:
+		// A normal end follows the subscription's frames.
+		if end.Reason != stream.EndOfStream && end.ResumeFrom > 0 {
+			frame["resume_from_id"] = sub.id(end.ResumeFrom)
+		}
+		_ = sub.flushFrame()
+		sub.state.Store(subEnding)
+		s.q.tryPush(queued{sub: sub, gen: sub.gen, data: mustJSON(frame), final: true}, true)
+		s.forget(sub, true)
+		return
+	}
+	// Any other end overtakes the subscription's queued frames, which are
+	// dropped: the resume id covers them and the frame being built.
+	sub.state.Store(subEnded)
+	resume := end.ResumeFrom
+	if first := s.q.purge(sub); first != 0 && (resume == 0 || first < resume) {
+		resume = first
+	}
+	if sub.n > 0 && (resume == 0 || sub.first < resume) {
+		resume = sub.first
+	}
+	sub.n = 0
+	if resume > 0 {
+		frame["resume_from_id"] = sub.id(resume)
+	}
+	s.forget(sub, false)
+	s.send(mustJSON(frame))
+}
+
+// endMessage is the human-readable message of an end.
+func endMessage(end stream.End) string {
+	switch end.Reason {
+	case stream.EndOfStream:
+		return "Stream completed"
+	case stream.Shutdown:
+		return "Server is shutting down gracefully"
+	case stream.SchemaChanged:
+		return "The event type's schema changed; resubscribe from resume_from_id to continue under the new schema"
+	case stream.SchemaRemoved:
+		return "The event type was removed from the configuration"
+	}
+	return end.Message
+}
+
+// forget takes an ended subscription off the session's list; when
+// pending, its name stays taken until its final frame is written.
+func (s *session) forget(sub *subscription, pending bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.running--
+	if s.subs[sub.name] == sub && !pending {
+		delete(s.subs, sub.name)
+		s.ended[sub.name] = true
+	}
+}
+
+// freeName frees the name of a subscription whose final frame was
+// written.
+func (s *session) freeName(sub *subscription) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.subs[sub.name] == sub {
+		delete(s.subs, sub.name)
+		s.ended[sub.name] = true
+	}
+}
+
+// unsubscribe stops a subscription at once and discards its queued
+// frames; nothing about that generation follows the reply.
+func (s *session) unsubscribe(req *request) {
+	if err := req.fields("name"); err != nil {
+		s.send(replyError(req.id, "INVALID_REQUEST", err.Error()))
+		return
+	}
+	name, ok, err := req.str("name")
+	if err != nil || !ok {
+		s.send(replyError(req.id, "INVALID_REQUEST", `unsubscribe needs a "name" (a string)`))
+		return
+	}
+	s.mu.Lock()
+	sub := s.subs[name]
+	wasEnded := s.ended[name]
+	if sub == nil {
+		delete(s.ended, name)
+	}
+	s.mu.Unlock()
+	switch {
+	case sub == nil && wasEnded:
+		s.send(replyOK(req.id, map[string]any{"name": name}))
+		return
+	case sub == nil:
+		s.send(replyError(req.id, "UNKNOWN_SUBSCRIPTION", "the session has no subscription named '"+name+"'"))
+		return
+	}
+	sub.mu.Lock()
+	gen := sub.gen
+	sub.state.Store(subEnded)
+	sub.cancel(errors.New("unsubscribed"))
+	s.q.purge(sub)
+	s.mu.Lock()
+	if s.subs[name] == sub {
+		delete(s.subs, name)
+	}
+	s.mu.Unlock()
+	sub.mu.Unlock()
+	s.send(replyOK(req.id, map[string]any{"name": name, "generation": gen}))
+}
+
+// endSubscriptions waits for the subscriptions of a closing session to
+// end (their contexts end with the session's).
+func (s *session) endSubscriptions() {
+	s.subsWG.Wait()
+}
+
+// notify stores one notification, exactly as POST /api/v1/notification.
+func (s *session) notify(req *request) {
+	if err := req.fields("event_type", "identifier", "payload"); err != nil {
+		s.send(replyError(req.id, "INVALID_REQUEST", err.Error()))
+		return
+	}
+	set := s.h.Settings()
+	body := requestBody(req.members, "event_type", "identifier", "payload")
+	id, code, msg := s.h.notifyOne(s.ctx, set, body, s.identity.Load(), s.id)
+	if code != "" {
+		s.send(replyError(req.id, code, msg))
+		return
+	}
+	s.send(replyOK(req.id, map[string]any{"notification_id": id}))
+}
+
+// notifyOne validates and stores one notify request body for a user: the
+// notification id, or the error code and message.
+func (h *Handlers) notifyOne(ctx context.Context, set *Settings, body []byte, ident *Identity, reqID string) (id, code, msg string) {
+	req, err := notification.ParseNotifyRequest(body)
+	if err != nil {
+		code, msg, _ = requestError(notifyEndpoint, err)
+		return "", code, msg
+	}
+	sc, err := set.Registry.Lookup(req.EventType)
+	if err != nil {
+		code, msg, _ = requestError(notifyEndpoint, err)
+		return "", code, msg
+	}
+	if _, ok := req.Identifier[notification.PointField]; !ok {
+		if denied := set.Auth.DecideStream(streamAuth(sc), ident, OpWrite); denied != nil {
+			return "", denied.Kind.Code(), denied.Message
+		}
+	}
+	n, err := sc.Notify(req.Identifier, req.Payload)
+	if err != nil {
+		code, msg, _ = requestError(notifyEndpoint, err)
+		return "", code, msg
+	}
+	seq, _, err := h.eng.Publish(ctx, n)
+	if err != nil {
+		if errors.Is(err, engine.ErrUnavailable) {
+			return "", "SERVICE_UNAVAILABLE", "the notification backend is unavailable; nothing was stored, retry later"
+		}
+		h.log.Error("notification storage failed", "request_id", reqID, "error", err)
+		return "", "NOTIFICATION_STORAGE_FAILED", "storing the notification failed; it was not stored"
+	}
+	return sc.Name + "@" + strconv.FormatUint(seq, 10), "", ""
+}
