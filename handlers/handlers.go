@@ -172,9 +172,19 @@ type Handlers struct {
 	// of them.
 	sessions     sessionCounter
 	sessionsOpen atomic.Int64
-	// sessionDrops counts the events DROPPING subscriptions discarded.
+	// sessionDrops counts the events DROPPING subscriptions discarded;
+	// sessionSubs the subscriptions and replays of sessions running now.
 	sessionDrops atomic.Uint64
+	sessionSubs  atomic.Int64
 }
+
+// SessionDropped returns how many events DROPPING session subscriptions
+// have discarded since the start.
+func (h *Handlers) SessionDropped() uint64 { return h.sessionDrops.Load() }
+
+// SessionSubscriptions returns the number of session subscriptions and
+// replays whose stream is running now.
+func (h *Handlers) SessionSubscriptions() int { return int(h.sessionSubs.Load()) }
 
 // Sessions returns the number of WebSocket sessions open now.
 func (h *Handlers) Sessions() int { return int(h.sessionsOpen.Load()) }

@@ -56,6 +56,10 @@ func (h *Handlers) Session(w http.ResponseWriter, r *http.Request) {
 		}
 		defer release()
 	}
+	// A client that reads nothing holds no more than the configured
+	// kernel send buffer; its queue then fills and its subscriptions end
+	// (BLOCKING) or drop (DROPPING).
+	capSendBuffer(r, set.Watch.SendBufferBytes, h.log)
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		Subprotocols: []string{Subprotocol},
 		// The origin was checked above, with the API's CORS setting.
@@ -316,8 +320,10 @@ func (s *session) writer() {
 			}
 		case <-s.q.ready():
 			for {
-				// Replies overtake the rest of the queue.
+				// Replies overtake the rest of the queue (which stays
+				// signalled).
 				if len(ctrl) > 0 {
+					s.q.signalReady()
 					break
 				}
 				e, ok := s.q.pop()

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,7 +27,18 @@ type wsClient struct {
 	cancel context.CancelFunc
 	mu     sync.Mutex
 	nextID int
+	gmu    sync.Mutex
 	gate   chan struct{} // when not nil, the reader waits on it before each read
+}
+
+// pause stops the reader before its next read (the kernel buffers then
+// fill and the server's writes block).
+func (w *wsClient) pause() {
+	w.gmu.Lock()
+	defer w.gmu.Unlock()
+	if w.gate == nil {
+		w.gate = make(chan struct{})
+	}
 }
 
 // dial opens a session on s; header may carry credentials.
@@ -34,8 +47,9 @@ func (s *server) dial(t *testing.T, header http.Header) *wsClient {
 	return s.dialOpts(t, header, false)
 }
 
-// dialPaused opens a session whose client reads nothing until resume.
-func (s *server) dialPaused(t *testing.T) *wsClient {
+// dialSlow opens a session whose client has a tiny receive buffer, for
+// the tests that pause it.
+func (s *server) dialSlow(t *testing.T) *wsClient {
 	t.Helper()
 	return s.dialOpts(t, nil, true)
 }
@@ -44,7 +58,16 @@ func (s *server) dialOpts(t *testing.T, header http.Header, paused bool) *wsClie
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	u := "ws" + strings.TrimPrefix(s.URL, "http") + "/api/v1/session"
-	c, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{Subprotocols: []string{"herald.v1"}, HTTPHeader: header})
+	opts := &websocket.DialOptions{Subprotocols: []string{"herald.v1"}, HTTPHeader: header}
+	if paused {
+		// A small receive buffer, so that a client that reads nothing
+		// pushes back on the server at once.
+		d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+			return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		}}
+		opts.HTTPClient = &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+	}
+	c, resp, err := websocket.Dial(ctx, u, opts)
 	if err != nil {
 		cancel()
 		status := 0
@@ -55,9 +78,6 @@ func (s *server) dialOpts(t *testing.T, header http.Header, paused bool) *wsClie
 	}
 	c.SetReadLimit(64 << 20)
 	w := &wsClient{t: t, c: c, frames: make(chan map[string]any, 1<<16), raw: make(chan string, 1<<16), errs: make(chan error, 1), ctx: ctx, cancel: cancel}
-	if paused {
-		w.gate = make(chan struct{})
-	}
 	go w.read()
 	t.Cleanup(func() {
 		cancel()
@@ -66,16 +86,25 @@ func (s *server) dialOpts(t *testing.T, header http.Header, paused bool) *wsClie
 	return w
 }
 
-// resume lets a paused client read.
-func (w *wsClient) resume() { close(w.gate) }
+// resume lets a paused client read again.
+func (w *wsClient) resume() {
+	w.gmu.Lock()
+	defer w.gmu.Unlock()
+	if w.gate != nil {
+		close(w.gate)
+		w.gate = nil
+	}
+}
 
 func (w *wsClient) read() {
 	defer close(w.frames)
 	for {
-		if w.gate != nil {
+		w.gmu.Lock()
+		g := w.gate
+		w.gmu.Unlock()
+		if g != nil {
 			select {
-			case <-w.gate:
-				w.gate = nil
+			case <-g:
 			case <-w.ctx.Done():
 				return
 			}

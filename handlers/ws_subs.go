@@ -308,9 +308,11 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 	ctx, leave := s.h.running.Join(s.ctx, sc.Name)
 	ctx, cancel := context.WithCancelCause(ctx)
 	sub.cancel = cancel
+	s.h.sessionSubs.Add(1)
 	go func() {
 		defer s.subsWG.Done()
 		defer leave()
+		defer s.h.sessionSubs.Add(-1)
 		end := stream.Run(ctx, s.h.eng, spec, sub)
 		s.finish(sub, end)
 	}()
@@ -465,7 +467,14 @@ func (sub *subscription) enqueueDropping(f queued, n int) error {
 		return nil
 	}
 	if sub.dropped > 0 {
+		// Under mu, so that an unsubscribe's reply is never followed by it.
+		sub.mu.Lock()
+		if sub.state.Load() == subEnded {
+			sub.mu.Unlock()
+			return nil
+		}
 		s.send(mustJSON(map[string]any{"type": "dropped", "sub": sub.name, "gen": sub.gen, "count": sub.dropped}))
+		sub.mu.Unlock()
 		sub.dropped = 0
 	}
 	if ok, _ := s.q.tryPush(f, false); !ok {

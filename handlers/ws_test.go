@@ -1,9 +1,15 @@
 package handlers_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"herald/configs"
 )
 
 // TestSessionBasics: welcome, ping, schema, notify, a live subscription,
@@ -70,4 +76,88 @@ func TestSessionBasics(t *testing.T) {
 		t.Fatalf("a frame of the deleted subscription followed its unsubscribe: %v", before)
 	}
 	c.ok("ping", "")
+}
+
+// TestSessionRequestErrors: every malformed request is an error reply
+// (or an error frame without a usable id) and changes nothing; frames
+// that are not JSON objects close the session with the protocol's status.
+func TestSessionRequestErrors(t *testing.T) {
+	s := startServer(t, testConfig, nil)
+	c := s.dial(t, nil)
+	c.welcome()
+	for _, frame := range []string{`{"op":"ping"}`, `{"id":1.5,"op":"ping"}`, `{"id":{},"op":"ping"}`} {
+		c.sendRaw(frame)
+		if f := c.next(); f["type"] != "error" || f["error"].(map[string]any)["code"] != "INVALID_REQUEST" {
+			t.Fatalf("%s: %v", frame, f)
+		}
+	}
+	c.fails("nope", "", "INVALID_REQUEST", `unknown op "nope"`)
+	c.sendRaw(`{"id":"x"}`)
+	if f := c.next(); f["id"] != "x" || f["ok"] != false {
+		t.Fatalf("no op: %v", f)
+	}
+	c.sendRaw(`{"id":"d","op":"ping","op":"schema"}`)
+	if f := c.next(); f["id"] != "d" || f["error"].(map[string]any)["message"] != "the request repeats the key 'op'" {
+		t.Fatalf("repeated key: %v", f)
+	}
+	c.fails("ping2", "", "INVALID_REQUEST", "unknown op")
+	c.fails("schema", `"extra":1`, "INVALID_REQUEST", "schema does not take 'extra'")
+	c.fails("schema", `"event_type":"nope"`, "UNKNOWN_EVENT_TYPE", "Event type 'nope' not found")
+	c.fails("notify", `"event_type":"nope","identifier":{}`, "UNKNOWN_EVENT_TYPE", "unknown event type 'nope'")
+	c.fails("notify", `"event_type":"extreme","identifier":{"region":"r"}`, "INVALID_NOTIFICATION_REQUEST", "required field 'anomaly' is missing")
+	c.fails("subscribe", `"event_type":"extreme"`, "INVALID_REQUEST", `the request needs a "name"`)
+	c.fails("subscribe", `"name":"a","event_type":"extreme","mode":"fast"`, "INVALID_REQUEST", `mode must be "blocking"`)
+	c.fails("subscribe", `"name":"a","event_type":"extreme","sample_rate":2`, "INVALID_REQUEST", "sample_rate must be a number between 0 and 1")
+	c.fails("subscribe", `"name":"a","event_type":"extreme","identifier":{"anomaly":"x"}`, "INVALID_WATCH_REQUEST", "invalid value for identifier 'anomaly'")
+	c.fails("subscribe", `"name":"a","event_type":"extreme","where":"anomaly >"`, "INVALID_WATCH_REQUEST", "where: column 10: expected a field name or a value")
+	c.fails("subscribe", `"name":"a","event_type":"extreme","to_id":"3"`, "INVALID_REQUEST", "subscribe does not take 'to_id'")
+	c.fails("replay", `"name":"a","event_type":"extreme"`, "INVALID_REPLAY_REQUEST", "replay needs a start cursor")
+	c.fails("subscribe", `"name":"a","event_type":"extreme","format":"avro"`, "INVALID_WATCH_REQUEST", `format "avro" is not available`)
+	c.ok("subscribe", `"name":"a","event_type":"extreme"`)
+	c.fails("subscribe", `"name":"a","event_type":"mars","identifier":{"class":"od"}`, "DUPLICATE_NAME", "the session already has a subscription named 'a'")
+	c.fails("publish", `"producer":"p","batch":[]`, "UNKNOWN_PRODUCER", "the session has no producer named 'p'")
+	c.fails("auth", `"token":"x"`, "INVALID_REQUEST", "auth is allowed once, as the first request")
+	c.ok("ping", "")
+}
+
+// TestSessionProtocolViolations: a frame that is not a JSON object, a
+// binary frame and an oversized frame close the session with 1002, 1003
+// and 1009.
+func TestSessionProtocolViolations(t *testing.T) {
+	s := startServer(t, testConfig, func(cfg *configs.Config) { cfg.Application.MaxBodyBytes = 4096 })
+	for _, c := range []struct {
+		name   string
+		send   func(c *wsClient)
+		status websocket.StatusCode
+		code   string
+	}{
+		{"not an object", func(c *wsClient) { c.sendRaw(`[1,2]`) }, websocket.StatusProtocolError, "PROTOCOL_VIOLATION"},
+		{"not JSON", func(c *wsClient) { c.sendRaw(`hello`) }, websocket.StatusProtocolError, "PROTOCOL_VIOLATION"},
+		{"binary", func(c *wsClient) {
+			_ = c.c.Write(context.Background(), websocket.MessageBinary, []byte(`{"id":1,"op":"ping"}`))
+		}, websocket.StatusUnsupportedData, "PROTOCOL_VIOLATION"},
+		{"too big", func(c *wsClient) { c.sendRaw(`{"id":1,"op":"ping","pad":"` + strings.Repeat("x", 5000) + `"}`) }, websocket.StatusMessageTooBig, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cl := s.dial(t, nil)
+			cl.welcome()
+			c.send(cl)
+			if c.code != "" {
+				if f := cl.next(); f["type"] != "error" || f["error"].(map[string]any)["code"] != c.code {
+					t.Fatalf("frame %v", f)
+				}
+			}
+			select {
+			case _, ok := <-cl.frames:
+				if ok {
+					t.Fatal("a frame after the violation")
+				}
+			case <-time.After(wait):
+				t.Fatal("the session did not close")
+			}
+			if err := <-cl.errs; websocket.CloseStatus(err) != c.status {
+				t.Fatalf("close %v, want %d", err, c.status)
+			}
+		})
+	}
 }

@@ -1,0 +1,284 @@
+package handlers_test
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"herald/configs"
+)
+
+// wsConfig adds to testConfig an event type without a historical cap.
+const wsConfig = testConfig + `  ev:
+    topic: {base: ev, key_order: [k]}
+    identifier:
+      k: {type: StringHandler, required: false}
+`
+
+// queueConfig makes the session queue small and BLOCKING quick to give up.
+func queueConfig(c *configs.Config) {
+	c.Session.QueueFrames = 4
+	c.Session.BlockingTimeoutMs = 300
+	c.WatchEndpoint.StreamSendBufferBytes = 16 << 10
+}
+
+// publishN notifies n extreme notifications of region r with a padded
+// payload, from a few goroutines in order per goroutine.
+func publishN(t *testing.T, s *server, from, to int) {
+	t.Helper()
+	pad := strings.Repeat("x", 1000)
+	for i := from; i <= to; i++ {
+		s.notify(t, fmt.Sprintf(`{"event_type":"ev","identifier":{"k":"k%d"},"payload":"%s"}`, i%10, pad))
+	}
+}
+
+// seqOf returns the sequence of an id "ev@N".
+func seqOf(t *testing.T, id string) int {
+	t.Helper()
+	_, n, _ := strings.Cut(id, "@")
+	v, err := strconv.Atoi(n)
+	if err != nil {
+		t.Fatalf("id %q", id)
+	}
+	return v
+}
+
+// TestSessionDroppingCountsExact: a DROPPING subscription of a client
+// that reads nothing discards and counts; every notification is either
+// delivered (once, in order) or counted, exactly.
+func TestSessionDroppingCountsExact(t *testing.T) {
+	s := startServer(t, wsConfig, queueConfig)
+	c := s.dialSlow(t)
+	c.welcome()
+	c.ok("subscribe", `"name":"d","event_type":"ev","mode":"dropping"`)
+	c.pause()
+	const n = 1500
+	publishN(t, s, 1, n)
+	c.resume()
+	// A count is reported before the subscription's next events frame:
+	// while the accounting is short, publish one more (the client has
+	// caught up when one goes through).
+	published := n
+	var ids []int
+	dropped := 0
+	deadline := time.After(30 * time.Second)
+	for len(ids)+dropped < published {
+		select {
+		case f := <-c.frames:
+			<-c.raw
+			switch f["type"] {
+			case "events":
+				for _, id := range eventIDs(f) {
+					ids = append(ids, seqOf(t, id))
+				}
+			case "dropped":
+				if f["sub"] != "d" || f["gen"] != float64(1) {
+					t.Fatalf("dropped frame %v", f)
+				}
+				dropped += int(f["count"].(float64))
+			default:
+				t.Fatalf("unexpected frame %v", f)
+			}
+		case <-time.After(200 * time.Millisecond):
+			published++
+			publishN(t, s, published, published)
+		case <-deadline:
+			t.Fatalf("%d delivered + %d dropped of %d published", len(ids), dropped, published)
+		}
+	}
+	if dropped == 0 {
+		t.Fatal("nothing was dropped: the client was never behind")
+	}
+	for i := 1; i < len(ids); i++ {
+		if ids[i] <= ids[i-1] {
+			t.Fatalf("delivered out of order or twice: %v", ids[max(0, i-3):i+1])
+		}
+	}
+	if ids[len(ids)-1] != published {
+		t.Fatalf("last delivered %d, want %d", ids[len(ids)-1], published)
+	}
+	t.Logf("%d delivered, %d dropped", len(ids), dropped)
+}
+
+// TestSessionBlockingOverflow: a BLOCKING subscription of a client that
+// reads nothing ends with overflow after blocking_timeout_ms; resuming
+// from its resume id loses nothing.
+func TestSessionBlockingOverflow(t *testing.T) {
+	s := startServer(t, wsConfig, queueConfig)
+	c := s.dialSlow(t)
+	c.welcome()
+	c.ok("subscribe", `"name":"b","event_type":"ev"`)
+	c.pause()
+	const n = 1000
+	publishN(t, s, 1, n)
+	// The subscription ends once the queue stayed full for
+	// blocking_timeout_ms; only then does the client read again.
+	waitFor(t, wait, func() bool { return s.Handlers.SessionSubscriptions() == 0 }, "the blocked subscription to end")
+	c.resume()
+	var got []int
+	var end map[string]any
+	for end == nil {
+		f := c.next()
+		switch f["type"] {
+		case "events":
+			for _, id := range eventIDs(f) {
+				got = append(got, seqOf(t, id))
+			}
+		case "subscription_ended":
+			end = f
+		default:
+			t.Fatalf("unexpected frame %v", f)
+		}
+	}
+	if end["reason"] != "overflow" || end["sub"] != "b" || end["gen"] != float64(1) {
+		t.Fatalf("end %v", end)
+	}
+	resume := seqOf(t, end["resume_from_id"].(string))
+	for i, seq := range got {
+		if seq != i+1 {
+			t.Fatalf("delivered %v…, not 1..%d in order", got[:min(len(got), i+3)], len(got))
+		}
+	}
+	if resume != len(got)+1 {
+		t.Fatalf("resume_from_id %d after %d delivered", resume, len(got))
+	}
+	// The client resubscribes from the resume id: exactly the rest.
+	c.ok("replay", fmt.Sprintf(`"name":"b2","event_type":"ev","from_id":"%d"`, resume))
+	rest, others := c.collect("b2", n-resume+1)
+	for i, id := range rest {
+		if seqOf(t, id) != resume+i {
+			t.Fatalf("replay from %d: %v…", resume, rest[:i+1])
+		}
+	}
+	if len(others) != 0 {
+		t.Fatalf("other frames %v", others)
+	}
+	if f := c.next(); f["type"] != "subscription_ended" || f["reason"] != "end_of_stream" {
+		t.Fatalf("replay end %v", f)
+	}
+}
+
+// TestSessionReplyAheadOfQueuedEvents: a reply is written ahead of the
+// events frames queued for a client that stopped reading.
+func TestSessionReplyAheadOfQueuedEvents(t *testing.T) {
+	s := startServer(t, wsConfig, queueConfig)
+	c := s.dialSlow(t)
+	c.welcome()
+	c.ok("subscribe", `"name":"d","event_type":"ev","mode":"dropping"`)
+	c.pause()
+	publishN(t, s, 1, 500)
+	id := c.request("ping", "")
+	// More notifications until some are dropped: the session queue is
+	// then full, behind the reply.
+	dropped := s.Handlers.SessionDropped()
+	for i := 501; s.Handlers.SessionDropped() == dropped; i++ {
+		publishN(t, s, i, i)
+	}
+	c.resume()
+	after := 0
+	seen := false
+	var trace []string
+	for !seen || after == 0 {
+		var f map[string]any
+		select {
+		case f = <-c.frames:
+			<-c.raw
+		case <-time.After(wait):
+			t.Fatalf("reply seen %v, %d events frames after it; frames %v", seen, after, trace)
+		}
+		trace = append(trace, fmt.Sprint(f["type"], len(eventIDs(f))))
+		switch {
+		case f["type"] == "reply" && f["id"] == id:
+			seen = true
+		case seen && f["type"] == "events":
+			after++
+		}
+	}
+}
+
+// TestSessionUnsubscribeDiscardsQueued: unsubscribe stops a subscription
+// at once even while its client reads nothing; nothing about that
+// generation follows the reply, and a new generation of the name starts
+// clean.
+func TestSessionUnsubscribeDiscardsQueued(t *testing.T) {
+	s := startServer(t, wsConfig, queueConfig)
+	c := s.dialSlow(t)
+	c.welcome()
+	c.ok("subscribe", `"name":"d","event_type":"ev","mode":"dropping"`)
+	c.pause()
+	publishN(t, s, 1, 500)
+	unsub := c.request("unsubscribe", `"name":"d"`)
+	resub := c.request("subscribe", `"name":"d","event_type":"ev","mode":"dropping"`)
+	c.resume()
+	var replied, reopened bool
+	for !reopened {
+		f := c.next()
+		switch {
+		case f["type"] == "reply" && f["id"] == unsub:
+			if f["ok"] != true || f["generation"] != float64(1) {
+				t.Fatalf("unsubscribe %v", f)
+			}
+			replied = true
+		case f["type"] == "reply" && f["id"] == resub:
+			if !replied || f["generation"] != float64(2) {
+				t.Fatalf("resubscribe %v (unsubscribed %v)", f, replied)
+			}
+			reopened = true
+		case replied && f["gen"] == float64(1):
+			t.Fatalf("a frame of generation 1 after its unsubscribe reply: %v", f)
+		}
+	}
+	publishN(t, s, 501, 501)
+	ids, others := c.collect("d", 1)
+	if ids[0] != "ev@501" || len(others) != 0 {
+		t.Fatalf("new generation got %v %v", ids, others)
+	}
+}
+
+// TestSessionHistoryToLive: a subscription with a cursor gets history,
+// history_completed, then live, with nothing missed or repeated while
+// notifications keep coming.
+func TestSessionHistoryToLive(t *testing.T) {
+	s := startServer(t, wsConfig, nil)
+	publishN(t, s, 1, 50)
+	c := s.dial(t, nil)
+	c.welcome()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); publishN(t, s, 51, 100) }()
+	r := c.ok("subscribe", `"name":"h","event_type":"ev","from_id":"1"`)
+	boundary := seqOf(t, r["boundary"].(string))
+	wg.Wait()
+	var got []int
+	phase := "history"
+	for len(got) < 100 {
+		f := c.next()
+		switch f["type"] {
+		case "events":
+			if f["phase"] != phase {
+				t.Fatalf("phase %v while in %s (at %d)", f["phase"], phase, len(got))
+			}
+			for _, id := range eventIDs(f) {
+				got = append(got, seqOf(t, id))
+			}
+		case "history_completed":
+			if phase != "history" || len(got) != boundary || f["last_id"] != r["boundary"] {
+				t.Fatalf("history_completed %v after %d (boundary %d)", f, len(got), boundary)
+			}
+			phase = "live"
+		default:
+			t.Fatalf("unexpected frame %v", f)
+		}
+	}
+	for i, seq := range got {
+		if seq != i+1 {
+			t.Fatalf("got %v", got)
+		}
+	}
+	if phase != "live" {
+		t.Fatal("no history_completed")
+	}
+}
