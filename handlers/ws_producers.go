@@ -310,11 +310,12 @@ func (pr *producer) one(v jsontext.Value) (*notification.Notification, string, s
 		if err != nil {
 			return nil, "INVALID_REQUEST", err.Error()
 		}
+		name := k.String()
 		val, err := dec.ReadValue()
 		if err != nil {
 			return nil, "INVALID_REQUEST", err.Error()
 		}
-		if name := k.String(); name != "identifier" && name != "payload" {
+		if name != "identifier" && name != "payload" {
 			return nil, "INVALID_REQUEST", "unknown key '" + name + "': an element has identifier and payload"
 		} else {
 			members[name] = val.Clone()

@@ -64,7 +64,7 @@ type sink struct {
 	// or with failErr when set.
 	failAt  int
 	failErr error
-	dues   []time.Time
+	dues    []time.Time
 }
 
 func newSink() *sink { return &sink{change: make(chan struct{}, 1)} }
