@@ -244,7 +244,17 @@ func eventIDs(f map[string]any) []string {
 func (w *wsClient) collect(sub string, n int) (ids []string, others []map[string]any) {
 	w.t.Helper()
 	for len(ids) < n {
-		f := w.next()
+		var f map[string]any
+		select {
+		case got, ok := <-w.frames:
+			if !ok {
+				w.t.Fatalf("session ended after %d of %d events of %s: %v", len(ids), n, sub, ids)
+			}
+			<-w.raw
+			f = got
+		case <-time.After(wait):
+			w.t.Fatalf("%d of %d events of %s in time: %v (other frames %v)", len(ids), n, sub, ids, others)
+		}
 		if f["type"] == "events" && f["sub"] == sub {
 			ids = append(ids, eventIDs(f)...)
 			continue

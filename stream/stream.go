@@ -551,6 +551,7 @@ func (r *runner) live() End {
 	liveSince := time.Now()
 	maxLag := r.spec.MaxLag
 	c := r.sub.C()
+	pending := false // records given to the sink since its last Flush
 	for {
 		select {
 		case <-r.ctx.Done():
@@ -577,22 +578,24 @@ func (r *runner) live() End {
 				return End{Reason: Lagging, ResumeFrom: rec.Seq, Delivered: r.delivered,
 					Message: fmt.Sprintf("the client did not read for %s: its oldest undelivered notification waited longer than that", maxLag)}
 			}
-			if !r.selected(rec) {
-				continue
+			if r.selected(rec) {
+				if maxLag > 0 && r.due != nil {
+					r.due.Due(since.Add(maxLag))
+				}
+				if err := r.sink.Record(rec, Live); err != nil {
+					return r.sinkFailed(err)
+				}
+				r.lastSeq, r.delivered, pending = rec.Seq, true, true
 			}
-			if maxLag > 0 && r.due != nil {
-				r.due.Due(since.Add(maxLag))
-			}
-			if err := r.sink.Record(rec, Live); err != nil {
-				return r.sinkFailed(err)
-			}
-			r.lastSeq, r.delivered = rec.Seq, true
 			// Flush when nothing else is waiting: a burst goes out in
-			// one write, a single notification at once.
-			if len(c) == 0 {
+			// one write, a single notification at once, also when the
+			// burst ends with records the predicate or the sample
+			// leaves out.
+			if pending && len(c) == 0 {
 				if err := r.sink.Flush(); err != nil {
 					return r.sinkFailed(err)
 				}
+				pending = false
 			}
 		case <-r.sub.Done():
 			return r.subscriptionEnded(r.sub.Err())

@@ -65,6 +65,8 @@ type sink struct {
 	failAt  int
 	failErr error
 	dues    []time.Time
+	// flushes records Flush calls too.
+	flushes bool
 }
 
 func newSink() *sink { return &sink{change: make(chan struct{}, 1)} }
@@ -98,7 +100,12 @@ func (s *sink) Record(rec *engine.Record, ph stream.Phase) error {
 	}
 	return s.add(fmt.Sprintf("%s:%d", name, rec.Seq))
 }
-func (s *sink) Flush() error       { return nil }
+func (s *sink) Flush() error {
+	if s.flushes {
+		return s.add("flush")
+	}
+	return nil
+}
 func (s *sink) Heartbeat() error   { return s.add("beat") }
 func (s *sink) HistoryDone() error { return s.add("done") }
 func (s *sink) Due(t time.Time) {
@@ -370,6 +377,29 @@ func TestWhereAndSample(t *testing.T) {
 		if s.got() != "open@6 hist:1 hist:5 done" {
 			t.Fatalf("calls %q", s.got())
 		}
+	})
+}
+
+// TestLiveFlushAfterUnselected: a burst whose last records the predicate
+// leaves out is still flushed once the feed is empty (it once waited for
+// the next selected record).
+func TestLiveFlushAfterUnselected(t *testing.T) {
+	engines(t, func(t *testing.T, e engine.Engine) {
+		s := newSink()
+		s.flushes = true
+		s.block = make(chan struct{})
+		ctx, cancel := context.WithCancelCause(context.Background())
+		defer cancel(nil)
+		ch := start(ctx, e, stream.Spec{Query: all, Where: oddKeys{}}, s)
+		s.waitFor(t, "open@0")
+		// k1 is selected and its Record waits until k2 (left out) is in
+		// the feed too.
+		publish(t, e, 1, 2)
+		close(s.block)
+		s.waitFor(t, "open@0 live:1 flush")
+		cancel(&stream.Stop{Reason: stream.Shutdown})
+		// Resumption starts after the last delivered record.
+		checkEnd(t, endOf(t, ch), stream.Shutdown, 2)
 	})
 }
 
