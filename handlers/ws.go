@@ -206,8 +206,13 @@ func (s *session) run(parent context.Context) {
 	go s.keepAlive()
 	s.send(s.welcome())
 
+	// The reader has its own context: coder/websocket closes the
+	// connection at once when a Read's context ends, and a session that
+	// ends must still write its last frames and the close frame.
+	readCtx, stopRead := context.WithCancel(context.Background())
+	defer stopRead()
 	readErr := make(chan error, 1)
-	go func() { readErr <- s.reader() }()
+	go func() { readErr <- s.reader(readCtx) }()
 
 	var code websocket.StatusCode = websocket.StatusNormalClosure
 	reason := ""
@@ -300,6 +305,7 @@ func (s *session) writer() {
 		select {
 		case f, ok := <-ctrl:
 			if !ok {
+				s.flushQueue()
 				return
 			}
 			if !s.write(f) {
@@ -312,6 +318,7 @@ func (s *session) writer() {
 		select {
 		case f, ok := <-ctrl:
 			if !ok {
+				s.flushQueue()
 				return
 			}
 			if !s.write(f) {
@@ -338,6 +345,20 @@ func (s *session) writer() {
 					e.sub.handed(e)
 				}
 			}
+		}
+	}
+}
+
+// flushQueue writes what is still queued when the session closes (the
+// subscription_ended frames of a shutdown come last).
+func (s *session) flushQueue() {
+	for {
+		e, ok := s.q.pop()
+		if !ok || !s.write(e.data) {
+			return
+		}
+		if e.sub != nil {
+			e.sub.handed(e)
 		}
 	}
 }
@@ -407,9 +428,9 @@ type request struct {
 }
 
 // reader reads frames until the connection ends.
-func (s *session) reader() error {
+func (s *session) reader(ctx context.Context) error {
 	for {
-		typ, data, err := s.conn.Read(s.ctx)
+		typ, data, err := s.conn.Read(ctx)
 		if err != nil {
 			if websocket.CloseStatus(err) == websocket.StatusMessageTooBig || strings.Contains(err.Error(), "read limited") {
 				s.fail(websocket.StatusMessageTooBig, "frame larger than "+strconv.FormatInt(s.set.MaxBodyBytes, 10)+" bytes")
