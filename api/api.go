@@ -16,6 +16,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
+	"herald/api/httperr"
 	"herald/handlers"
 	"herald/openapi"
 )
@@ -96,7 +97,7 @@ func RequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := uuid.NewString()
 		w.Header().Set("X-Request-ID", id)
-		next.ServeHTTP(w, r.WithContext(handlers.WithRequestID(r.Context(), id)))
+		next.ServeHTTP(w, r.WithContext(httperr.WithRequestID(r.Context(), id)))
 	})
 }
 
@@ -113,9 +114,9 @@ func Recoverer(log *slog.Logger) func(http.Handler) http.Handler {
 					}
 					return
 				}
-				id := handlers.RequestID(r.Context())
+				id := httperr.RequestID(r.Context())
 				log.Error("panic serving request", "request_id", id, "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(rec))
-				handlers.WriteJSON(w, http.StatusInternalServerError, handlers.ErrorBody{
+				httperr.WriteJSON(w, http.StatusInternalServerError, httperr.ErrorBody{
 					Code: "INTERNAL_ERROR", Error: "internal_error", Message: "internal server error",
 					Details: "internal server error", RequestID: id,
 				})
@@ -159,7 +160,7 @@ func AccessLog(log *slog.Logger) func(http.Handler) http.Handler {
 			next.ServeHTTP(sw, r)
 			log.Info("request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
 				"duration_ms", float64(time.Since(start).Microseconds())/1000,
-				"request_id", handlers.RequestID(r.Context()), "remote", r.RemoteAddr)
+				"request_id", httperr.RequestID(r.Context()), "remote", r.RemoteAddr)
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"herald/api/httperr"
 	"herald/handlers"
 )
 
@@ -106,13 +107,13 @@ type failure struct {
 
 // write answers the failure.
 func (a *Authenticator) write(w http.ResponseWriter, r *http.Request, f *failure, username string) {
-	a.log.Warn("request denied by authentication", "request_id", handlers.RequestID(r.Context()),
+	a.log.Warn("request denied by authentication", "request_id", httperr.RequestID(r.Context()),
 		"mode", a.mode, "status", f.status, "reason", f.reason, "username", username, "path", r.URL.Path)
 	switch f.status {
 	case http.StatusBadRequest:
-		handlers.WriteJSON(w, http.StatusBadRequest, handlers.AuthErrorBody{
+		httperr.WriteJSON(w, http.StatusBadRequest, httperr.AuthErrorBody{
 			Code: "INVALID_AUTHORIZATION_HEADER", Error: "bad_request", Message: f.msg,
-			RequestID: handlers.RequestID(r.Context()),
+			RequestID: httperr.RequestID(r.Context()),
 		})
 	case http.StatusUnauthorized:
 		handlers.WriteUnauthorized(w, r, a.policy.Direct, f.msg)
@@ -187,7 +188,7 @@ func (a *Authenticator) check(ctx context.Context, value string, strict bool) (*
 			return nil, &failure{http.StatusForbidden, handlers.MsgTokenDenied, "auth-o-tron answered 403"}
 		case err != nil:
 			a.log.Warn("auth-o-tron validation failed; authentication service unavailable",
-				"request_id", handlers.RequestID(ctx), "error", err.Error())
+				"request_id", httperr.RequestID(ctx), "error", err.Error())
 			return nil, &failure{http.StatusServiceUnavailable, handlers.MsgAuthUnavailable, "auth-o-tron unavailable"}
 		}
 	}

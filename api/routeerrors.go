@@ -6,7 +6,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"herald/handlers"
+	"herald/api/httperr"
 )
 
 // Limits on the request parts echoed in a 404 or 405 message, so that an
@@ -42,9 +42,9 @@ func echo(s string, limit int) string {
 // X-Request-ID; the body is herald's).
 func notFound(w http.ResponseWriter, r *http.Request) {
 	msg := "no route for " + echo(r.Method, maxEchoMethod) + " " + echo(r.URL.EscapedPath(), maxEchoPath)
-	handlers.WriteJSON(w, http.StatusNotFound, handlers.ErrorBody{
+	httperr.WriteJSON(w, http.StatusNotFound, httperr.ErrorBody{
 		Code: "NOT_FOUND", Error: "not_found", Message: msg, Details: msg,
-		RequestID: handlers.RequestID(r.Context()),
+		RequestID: httperr.RequestID(r.Context()),
 	})
 }
 
@@ -75,9 +75,9 @@ func methodNotAllowed(mux *chi.Mux) http.HandlerFunc {
 		}
 		msg := "method " + echo(r.Method, maxEchoMethod) + " is not allowed on " + echo(r.URL.EscapedPath(), maxEchoPath) +
 			"; allowed: " + strings.Join(allowed, ", ")
-		handlers.WriteJSON(w, http.StatusMethodNotAllowed, handlers.ErrorBody{
+		httperr.WriteJSON(w, http.StatusMethodNotAllowed, httperr.ErrorBody{
 			Code: "METHOD_NOT_ALLOWED", Error: "method_not_allowed", Message: msg, Details: msg,
-			RequestID: handlers.RequestID(r.Context()),
+			RequestID: httperr.RequestID(r.Context()),
 		})
 	}
 }

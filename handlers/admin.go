@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	jsonv2 "github.com/go-json-experiment/json"
 
+	"herald/api/httperr"
 	"herald/engine"
 	"herald/notification"
 	"herald/topic"
@@ -58,38 +59,38 @@ func ParseNotificationID(raw string) (stream string, seq uint64, err error) {
 // AdminDelete serves DELETE /api/v1/admin/notification/{notification_id}.
 func (h *Handlers) AdminDelete(w http.ResponseWriter, r *http.Request) {
 	raw := pathParam(r, "notification_id")
-	id := RequestID(r.Context())
+	id := httperr.RequestID(r.Context())
 	name, seq, err := ParseNotificationID(raw)
 	if err != nil {
-		WriteJSON(w, http.StatusBadRequest, AdminDeleteResponse{Message: err.Error(), NotificationID: raw, RequestID: id})
+		httperr.WriteJSON(w, http.StatusBadRequest, AdminDeleteResponse{Message: err.Error(), NotificationID: raw, RequestID: id})
 		return
 	}
 	stream := h.Registry().ResolveStream(name)
 	if err := checkStreamName(stream); err != nil {
-		WriteJSON(w, http.StatusBadRequest, AdminDeleteResponse{Message: "notification id: " + err.Error(), NotificationID: raw, RequestID: id})
+		httperr.WriteJSON(w, http.StatusBadRequest, AdminDeleteResponse{Message: "notification id: " + err.Error(), NotificationID: raw, RequestID: id})
 		return
 	}
 	err = h.eng.Delete(r.Context(), stream, seq)
 	switch {
 	case err == nil:
-		WriteJSON(w, http.StatusOK, AdminDeleteResponse{Success: true, Message: "Notification deleted", NotificationID: raw, RequestID: id})
+		httperr.WriteJSON(w, http.StatusOK, AdminDeleteResponse{Success: true, Message: "Notification deleted", NotificationID: raw, RequestID: id})
 	case errors.Is(err, engine.ErrNotFound):
-		WriteJSON(w, http.StatusNotFound, AdminDeleteResponse{Message: "Notification not found", NotificationID: raw, RequestID: id})
+		httperr.WriteJSON(w, http.StatusNotFound, AdminDeleteResponse{Message: "Notification not found", NotificationID: raw, RequestID: id})
 	case errors.Is(err, engine.ErrInvalid):
-		WriteJSON(w, http.StatusBadRequest, AdminDeleteResponse{Message: "notification id: " + err.Error(), NotificationID: raw, RequestID: id})
+		httperr.WriteJSON(w, http.StatusBadRequest, AdminDeleteResponse{Message: "notification id: " + err.Error(), NotificationID: raw, RequestID: id})
 	case errors.Is(err, engine.ErrUnavailable):
 		w.Header().Set("Retry-After", "5")
-		WriteJSON(w, http.StatusServiceUnavailable, AdminDeleteResponse{Message: "Failed to delete notification: the notification backend is unavailable; retry later", NotificationID: raw, RequestID: id})
+		httperr.WriteJSON(w, http.StatusServiceUnavailable, AdminDeleteResponse{Message: "Failed to delete notification: the notification backend is unavailable; retry later", NotificationID: raw, RequestID: id})
 	default:
 		h.log.Error("admin delete failed", "request_id", id, "notification_id", raw, "error", err)
-		WriteJSON(w, http.StatusInternalServerError, AdminDeleteResponse{Message: "Failed to delete notification: backend error", NotificationID: raw, RequestID: id})
+		httperr.WriteJSON(w, http.StatusInternalServerError, AdminDeleteResponse{Message: "Failed to delete notification: backend error", NotificationID: raw, RequestID: id})
 	}
 }
 
 // AdminWipeStream serves DELETE /api/v1/admin/wipe/stream with body
 // {"stream_name": "..."}.
 func (h *Handlers) AdminWipeStream(w http.ResponseWriter, r *http.Request) {
-	id := RequestID(r.Context())
+	id := httperr.RequestID(r.Context())
 	set := h.Settings()
 	body, err := h.readBody(w, r, set)
 	if err != nil {
@@ -107,7 +108,7 @@ func (h *Handlers) AdminWipeStream(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			msg += ": " + err.Error()
 		}
-		WriteJSON(w, http.StatusBadRequest, AdminWipeResponse{Message: msg, RequestID: id})
+		httperr.WriteJSON(w, http.StatusBadRequest, AdminWipeResponse{Message: msg, RequestID: id})
 		return
 	}
 	// The name is the stream's own, never an event type's: wiping must
@@ -115,41 +116,41 @@ func (h *Handlers) AdminWipeStream(w http.ResponseWriter, r *http.Request) {
 	name := *req.StreamName
 	stream := name
 	if err := checkStreamName(stream); err != nil {
-		WriteJSON(w, http.StatusBadRequest, AdminWipeResponse{Message: "stream_name: " + err.Error(), RequestID: id})
+		httperr.WriteJSON(w, http.StatusBadRequest, AdminWipeResponse{Message: "stream_name: " + err.Error(), RequestID: id})
 		return
 	}
 	if err := h.eng.WipeStream(r.Context(), stream); err != nil {
 		switch {
 		case errors.Is(err, engine.ErrNotFound):
-			WriteJSON(w, http.StatusNotFound, AdminWipeResponse{Message: "Failed to wipe stream: " + name + ": no such stream", RequestID: id})
+			httperr.WriteJSON(w, http.StatusNotFound, AdminWipeResponse{Message: "Failed to wipe stream: " + name + ": no such stream", RequestID: id})
 		case errors.Is(err, engine.ErrInvalid):
-			WriteJSON(w, http.StatusBadRequest, AdminWipeResponse{Message: "stream_name: " + err.Error(), RequestID: id})
+			httperr.WriteJSON(w, http.StatusBadRequest, AdminWipeResponse{Message: "stream_name: " + err.Error(), RequestID: id})
 		case errors.Is(err, engine.ErrUnavailable):
 			w.Header().Set("Retry-After", "5")
-			WriteJSON(w, http.StatusServiceUnavailable, AdminWipeResponse{Message: "Failed to wipe stream: " + name + ": the notification backend is unavailable; retry later", RequestID: id})
+			httperr.WriteJSON(w, http.StatusServiceUnavailable, AdminWipeResponse{Message: "Failed to wipe stream: " + name + ": the notification backend is unavailable; retry later", RequestID: id})
 		default:
 			h.log.Error("admin wipe stream failed", "request_id", id, "stream", name, "error", err)
-			WriteJSON(w, http.StatusInternalServerError, AdminWipeResponse{Message: "Failed to wipe stream: " + name + ": backend error", RequestID: id})
+			httperr.WriteJSON(w, http.StatusInternalServerError, AdminWipeResponse{Message: "Failed to wipe stream: " + name + ": backend error", RequestID: id})
 		}
 		return
 	}
-	WriteJSON(w, http.StatusOK, AdminWipeResponse{Success: true, Message: "Successfully wiped stream: " + name, RequestID: id})
+	httperr.WriteJSON(w, http.StatusOK, AdminWipeResponse{Success: true, Message: "Successfully wiped stream: " + name, RequestID: id})
 }
 
 // AdminWipeAll serves DELETE /api/v1/admin/wipe/all.
 func (h *Handlers) AdminWipeAll(w http.ResponseWriter, r *http.Request) {
-	id := RequestID(r.Context())
+	id := httperr.RequestID(r.Context())
 	if err := h.eng.WipeAll(r.Context()); err != nil {
 		if errors.Is(err, engine.ErrUnavailable) {
 			w.Header().Set("Retry-After", "5")
-			WriteJSON(w, http.StatusServiceUnavailable, AdminWipeResponse{Message: "Failed to wipe all data: the notification backend is unavailable; retry later", RequestID: id})
+			httperr.WriteJSON(w, http.StatusServiceUnavailable, AdminWipeResponse{Message: "Failed to wipe all data: the notification backend is unavailable; retry later", RequestID: id})
 			return
 		}
 		h.log.Error("admin wipe all failed", "request_id", id, "error", err)
-		WriteJSON(w, http.StatusInternalServerError, AdminWipeResponse{Message: "Failed to wipe all data: backend error", RequestID: id})
+		httperr.WriteJSON(w, http.StatusInternalServerError, AdminWipeResponse{Message: "Failed to wipe all data: backend error", RequestID: id})
 		return
 	}
-	WriteJSON(w, http.StatusOK, AdminWipeResponse{Success: true, Message: "Successfully wiped all data", RequestID: id})
+	httperr.WriteJSON(w, http.StatusOK, AdminWipeResponse{Success: true, Message: "Successfully wiped all data", RequestID: id})
 }
 
 // checkStreamName refuses a stream key that no herald stream can have: a

@@ -4,16 +4,9 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-)
 
-// AuthErrorBody is the body of authentication, authorisation and
-// admission failures (reference §12.1): no `details`.
-type AuthErrorBody struct {
-	Code      string `json:"code"`
-	Error     string `json:"error"`
-	Message   string `json:"message"`
-	RequestID string `json:"request_id"`
-}
+	"herald/api/httperr"
+)
 
 // Messages of the authentication and authorisation answers (reference §13,
 // §14). Clients match on the codes; the messages are kept identical to
@@ -47,29 +40,29 @@ func WriteUnauthorized(w http.ResponseWriter, r *http.Request, direct bool, msg 
 	if direct {
 		h.Add("WWW-Authenticate", "Basic")
 	}
-	WriteJSON(w, http.StatusUnauthorized, AuthErrorBody{Code: "UNAUTHORIZED", Error: "unauthorized", Message: msg, RequestID: RequestID(r.Context())})
+	httperr.WriteJSON(w, http.StatusUnauthorized, httperr.AuthErrorBody{Code: "UNAUTHORIZED", Error: "unauthorized", Message: msg, RequestID: httperr.RequestID(r.Context())})
 }
 
 // WriteForbidden answers 403 FORBIDDEN.
 func WriteForbidden(w http.ResponseWriter, r *http.Request, msg string) {
-	WriteJSON(w, http.StatusForbidden, AuthErrorBody{Code: "FORBIDDEN", Error: "forbidden", Message: msg, RequestID: RequestID(r.Context())})
+	httperr.WriteJSON(w, http.StatusForbidden, httperr.AuthErrorBody{Code: "FORBIDDEN", Error: "forbidden", Message: msg, RequestID: httperr.RequestID(r.Context())})
 }
 
 // WriteUnavailable answers 503 SERVICE_UNAVAILABLE with Retry-After.
 func WriteUnavailable(w http.ResponseWriter, r *http.Request, msg string) {
 	w.Header().Set("Retry-After", strconv.Itoa(RetryAfterUnavailable))
-	WriteJSON(w, http.StatusServiceUnavailable, AuthErrorBody{Code: "SERVICE_UNAVAILABLE", Error: "service_unavailable", Message: msg, RequestID: RequestID(r.Context())})
+	httperr.WriteJSON(w, http.StatusServiceUnavailable, httperr.AuthErrorBody{Code: "SERVICE_UNAVAILABLE", Error: "service_unavailable", Message: msg, RequestID: httperr.RequestID(r.Context())})
 }
 
 // WriteInternalError answers 500 INTERNAL_ERROR (a misconfiguration the
 // startup checks should have caught).
 func WriteInternalError(w http.ResponseWriter, r *http.Request, msg string) {
-	WriteJSON(w, http.StatusInternalServerError, AuthErrorBody{Code: "INTERNAL_ERROR", Error: "internal_error", Message: msg, RequestID: RequestID(r.Context())})
+	httperr.WriteJSON(w, http.StatusInternalServerError, httperr.AuthErrorBody{Code: "INTERNAL_ERROR", Error: "internal_error", Message: msg, RequestID: httperr.RequestID(r.Context())})
 }
 
 // WriteTooManyStreams answers 429 TOO_MANY_STREAMS with Retry-After
 // (herald's concurrent-stream limits).
 func WriteTooManyStreams(w http.ResponseWriter, r *http.Request, msg string, retryAfter time.Duration) {
 	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(retryAfter/time.Second))))
-	WriteJSON(w, http.StatusTooManyRequests, AuthErrorBody{Code: "TOO_MANY_STREAMS", Error: "too_many_requests", Message: msg, RequestID: RequestID(r.Context())})
+	httperr.WriteJSON(w, http.StatusTooManyRequests, httperr.AuthErrorBody{Code: "TOO_MANY_STREAMS", Error: "too_many_requests", Message: msg, RequestID: httperr.RequestID(r.Context())})
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 
+	"herald/api/httperr"
 	"herald/configs"
 	"herald/notification"
 )
@@ -146,7 +147,7 @@ func WriteAuthError(w http.ResponseWriter, r *http.Request, direct bool, e *Auth
 	case AuthUnavailable:
 		WriteUnavailable(w, r, e.Message)
 	default:
-		WriteJSON(w, http.StatusBadRequest, AuthErrorBody{Code: e.Kind.Code(), Error: "bad_request", Message: e.Message, RequestID: RequestID(r.Context())})
+		httperr.WriteJSON(w, http.StatusBadRequest, httperr.AuthErrorBody{Code: e.Kind.Code(), Error: "bad_request", Message: e.Message, RequestID: httperr.RequestID(r.Context())})
 	}
 }
 
@@ -173,7 +174,7 @@ func usesECPDS(s *notification.Schema) bool {
 // Streams without the plugin, anonymous requests (possible only on
 // streams that do not require auth) and admins pass without a lookup.
 func (h *Handlers) checkECPDS(w http.ResponseWriter, r *http.Request, set *Settings, s *notification.Schema, filter *notification.Filter) bool {
-	e := h.decideECPDS(r.Context(), set, s, filter, IdentityFrom(r.Context()), RequestID(r.Context()))
+	e := h.decideECPDS(r.Context(), set, s, filter, IdentityFrom(r.Context()), httperr.RequestID(r.Context()))
 	switch {
 	case e == nil:
 		return true

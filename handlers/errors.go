@@ -5,29 +5,9 @@ import (
 	"net/http"
 	"strconv"
 
+	"herald/api/httperr"
 	"herald/notification"
 )
-
-// ErrorBody is the Aviso error body of request-path failures (reference
-// §12.1).
-type ErrorBody struct {
-	Code    string `json:"code"`
-	Error   string `json:"error"`
-	Message string `json:"message"`
-	Details string `json:"details"`
-	// Topic is set only on SSE setup failures.
-	Topic     *string `json:"topic,omitempty"`
-	RequestID string  `json:"request_id"`
-}
-
-// UnknownEventTypeBody is the body of UNKNOWN_EVENT_TYPE (reference §12.1).
-type UnknownEventTypeBody struct {
-	Code                 string   `json:"code"`
-	Error                string   `json:"error"`
-	Message              string   `json:"message"`
-	ConfiguredEventTypes []string `json:"configured_event_types"`
-	RequestID            string   `json:"request_id"`
-}
 
 // endpoint names the labels and validation code of one endpoint family.
 type endpoint struct {
@@ -44,18 +24,18 @@ var (
 // writeRequestError answers a parse, event-type or validation error of a
 // notify/watch/replay request with the right status, code and body.
 func writeRequestError(w http.ResponseWriter, r *http.Request, ep endpoint, err error) {
-	id := RequestID(r.Context())
+	id := httperr.RequestID(r.Context())
 	var ue *notification.UnknownEventTypeError
 	if errors.As(err, &ue) {
 		names := ue.Configured
 		if names == nil {
 			names = []string{}
 		}
-		WriteJSON(w, http.StatusBadRequest, UnknownEventTypeBody{Code: "UNKNOWN_EVENT_TYPE", Error: "unknown_event_type", Message: ue.Error(), ConfiguredEventTypes: names, RequestID: id})
+		httperr.WriteJSON(w, http.StatusBadRequest, httperr.UnknownEventTypeBody{Code: "UNKNOWN_EVENT_TYPE", Error: "unknown_event_type", Message: ue.Error(), ConfiguredEventTypes: names, RequestID: id})
 		return
 	}
 	code, msg, detail := requestError(ep, err)
-	WriteJSON(w, http.StatusBadRequest, ErrorBody{Code: code, Error: ep.label, Message: msg, Details: detail, RequestID: id})
+	httperr.WriteJSON(w, http.StatusBadRequest, httperr.ErrorBody{Code: code, Error: ep.label, Message: msg, Details: detail, RequestID: id})
 }
 
 // requestError classifies a parse, event-type or validation error: the

@@ -1,9 +1,10 @@
 // Package handlers implements herald's HTTP endpoints, one file per
 // endpoint family (notify, watch and replay streams, schema, admin,
-// health), the Server-Sent Events writer, and the JSON bodies of the Aviso
-// error model. Handlers translate HTTP to the notification registry and the
-// engine and back; they hold no routing or middleware (package api wires
-// them) and no storage logic (package engine).
+// health), the Server-Sent Events writer and the WebSocket sessions; the
+// JSON error bodies they answer with live in package api/httperr. Handlers
+// translate HTTP to the notification registry and the engine and back;
+// they hold no routing or middleware (package api wires them) and no
+// storage logic (package engine).
 package handlers
 
 import (
@@ -18,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"herald/api/httperr"
 	"herald/engine"
 	"herald/notification"
 	"herald/stream"
@@ -238,19 +240,6 @@ func (h *Handlers) Shutdown() {
 	h.running.EndAll(&stream.Stop{Reason: stream.Shutdown})
 }
 
-type ctxKey struct{}
-
-// WithRequestID returns ctx carrying the request id.
-func WithRequestID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, ctxKey{}, id)
-}
-
-// RequestID returns the request id carried by ctx ("" if none).
-func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(ctxKey{}).(string)
-	return id
-}
-
 // jsonMarshal encodes v as JSON without HTML escaping (frames and bodies
 // are not HTML).
 func jsonMarshal(v any) ([]byte, error) {
@@ -261,18 +250,6 @@ func jsonMarshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
-// WriteJSON writes v as a JSON response with the given status.
-func WriteJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status = http.StatusInternalServerError
-		b = []byte(`{"code":"INTERNAL_ERROR","error":"internal_error","message":"response encoding failed"}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
 }
 
 // errBodyTooLarge and errBodyTimeout classify body read failures.
@@ -310,16 +287,16 @@ func (h *Handlers) readBody(w http.ResponseWriter, r *http.Request, set *Setting
 
 // writeBodyError answers a failed body read (413, 408 or 400).
 func (h *Handlers) writeBodyError(w http.ResponseWriter, r *http.Request, set *Settings, label, code string, err error) {
-	id := RequestID(r.Context())
+	id := httperr.RequestID(r.Context())
 	switch {
 	case errors.Is(err, errBodyTooLarge):
 		msg := "request body exceeds the limit of " + itoa(set.MaxBodyBytes) + " bytes"
-		WriteJSON(w, http.StatusRequestEntityTooLarge, ErrorBody{Code: "PAYLOAD_TOO_LARGE", Error: label, Message: msg, Details: msg, RequestID: id})
+		httperr.WriteJSON(w, http.StatusRequestEntityTooLarge, httperr.ErrorBody{Code: "PAYLOAD_TOO_LARGE", Error: label, Message: msg, Details: msg, RequestID: id})
 	case errors.Is(err, errBodyTimeout):
 		msg := "request body was not received within " + set.ReadBodyTimeout.String()
-		WriteJSON(w, http.StatusRequestTimeout, ErrorBody{Code: "REQUEST_TIMEOUT", Error: label, Message: msg, Details: msg, RequestID: id})
+		httperr.WriteJSON(w, http.StatusRequestTimeout, httperr.ErrorBody{Code: "REQUEST_TIMEOUT", Error: label, Message: msg, Details: msg, RequestID: id})
 	default:
 		msg := "reading the request body failed: " + err.Error()
-		WriteJSON(w, http.StatusBadRequest, ErrorBody{Code: code, Error: label, Message: msg, Details: msg, RequestID: id})
+		httperr.WriteJSON(w, http.StatusBadRequest, httperr.ErrorBody{Code: code, Error: label, Message: msg, Details: msg, RequestID: id})
 	}
 }

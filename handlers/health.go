@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"herald/api/httperr"
 	"herald/engine"
 )
 
@@ -56,8 +57,8 @@ type liveness interface {
 func (h *Handlers) Health(w http.ResponseWriter, r *http.Request) {
 	if lv, ok := h.eng.(liveness); ok {
 		if err := lv.Healthy(); err != nil && !errors.Is(err, engine.ErrUnavailable) && !errors.Is(err, engine.ErrClosed) {
-			h.log.Error("health check failed: the backend cannot recover without a restart", "error", err, "request_id", RequestID(r.Context()))
-			WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unhealthy", "backend": "failed"})
+			h.log.Error("health check failed: the backend cannot recover without a restart", "error", err, "request_id", httperr.RequestID(r.Context()))
+			httperr.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unhealthy", "backend": "failed"})
 			return
 		}
 	}
@@ -65,7 +66,7 @@ func (h *Handlers) Health(w http.ResponseWriter, r *http.Request) {
 	if state, _ := h.backendState(r.Context()); state != "" {
 		body["backend"] = state
 	}
-	WriteJSON(w, http.StatusOK, body)
+	httperr.WriteJSON(w, http.StatusOK, body)
 }
 
 // Ready serves GET /ready: 200 {"status":"ready"} when the backend
@@ -74,12 +75,12 @@ func (h *Handlers) Health(w http.ResponseWriter, r *http.Request) {
 func (h *Handlers) Ready(w http.ResponseWriter, r *http.Request) {
 	if state, err := h.backendState(r.Context()); state == "unavailable" {
 		w.Header().Set("Retry-After", "5")
-		WriteJSON(w, http.StatusServiceUnavailable, map[string]string{
-			"status": "unavailable", "error": err.Error(), "request_id": RequestID(r.Context()),
+		httperr.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{
+			"status": "unavailable", "error": err.Error(), "request_id": httperr.RequestID(r.Context()),
 		})
 		return
 	}
-	WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	httperr.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
 const builtinHome = `<!doctype html>

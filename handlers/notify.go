@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"herald/api/httperr"
 	"herald/engine"
 	"herald/notification"
 )
@@ -54,27 +55,27 @@ func (h *Handlers) Notify(w http.ResponseWriter, r *http.Request) {
 		h.writeStorageError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, NotifyResponse{
+	httperr.WriteJSON(w, http.StatusOK, NotifyResponse{
 		Status:      "success",
-		RequestID:   RequestID(r.Context()),
+		RequestID:   httperr.RequestID(r.Context()),
 		ProcessedAt: h.now().UTC().Format("2006-01-02T15:04:05Z"),
 	})
 }
 
 func (h *Handlers) writeStorageError(w http.ResponseWriter, r *http.Request, err error) {
-	id := RequestID(r.Context())
+	id := httperr.RequestID(r.Context())
 	if errors.Is(err, engine.ErrUnavailable) {
 		w.Header().Set("Retry-After", "5")
 		msg := "the notification backend is unavailable; nothing was stored, retry later"
-		WriteJSON(w, http.StatusServiceUnavailable, ErrorBody{Code: "SERVICE_UNAVAILABLE", Error: "service_unavailable", Message: msg, Details: msg, RequestID: id})
+		httperr.WriteJSON(w, http.StatusServiceUnavailable, httperr.ErrorBody{Code: "SERVICE_UNAVAILABLE", Error: "service_unavailable", Message: msg, Details: msg, RequestID: id})
 		return
 	}
 	if errors.Is(err, engine.ErrInvalid) {
 		msg := err.Error()
-		WriteJSON(w, http.StatusBadRequest, ErrorBody{Code: notifyEndpoint.code, Error: notifyEndpoint.label, Message: msg, Details: msg, RequestID: id})
+		httperr.WriteJSON(w, http.StatusBadRequest, httperr.ErrorBody{Code: notifyEndpoint.code, Error: notifyEndpoint.label, Message: msg, Details: msg, RequestID: id})
 		return
 	}
 	h.log.Error("notification storage failed", "request_id", id, "error", err)
-	WriteJSON(w, http.StatusInternalServerError, ErrorBody{Code: "NOTIFICATION_STORAGE_FAILED", Error: "Notification Storage Failed",
+	httperr.WriteJSON(w, http.StatusInternalServerError, httperr.ErrorBody{Code: "NOTIFICATION_STORAGE_FAILED", Error: "Notification Storage Failed",
 		Message: "storing the notification failed; it was not stored", Details: "backend write failed", RequestID: id})
 }

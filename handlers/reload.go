@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
+
+	"herald/api/httperr"
 )
 
 // Reloader re-reads the configuration the process started with and
@@ -84,7 +86,7 @@ type reloadErrorBody struct {
 // schema change. The body is optional: empty, or a JSON object with an
 // optional boolean "force".
 func (h *Handlers) AdminReload(w http.ResponseWriter, r *http.Request) {
-	id := RequestID(r.Context())
+	id := httperr.RequestID(r.Context())
 	set := h.Settings()
 	body, err := h.readBody(w, r, set)
 	if err != nil {
@@ -97,7 +99,7 @@ func (h *Handlers) AdminReload(w http.ResponseWriter, r *http.Request) {
 	if len(strings.TrimSpace(string(body))) > 0 {
 		if err := jsonv2.Unmarshal(body, &req, jsonv2.RejectUnknownMembers(true)); err != nil {
 			msg := `the body is optional; when sent it must be a JSON object {"force": true|false}: ` + err.Error()
-			WriteJSON(w, http.StatusBadRequest, reloadErrorBody{Status: "error", Code: "INVALID_REQUEST_SHAPE", Message: msg, RequestID: id})
+			httperr.WriteJSON(w, http.StatusBadRequest, reloadErrorBody{Status: "error", Code: "INVALID_REQUEST_SHAPE", Message: msg, RequestID: id})
 			return
 		}
 	}
@@ -105,14 +107,14 @@ func (h *Handlers) AdminReload(w http.ResponseWriter, r *http.Request) {
 	if q := r.URL.Query().Get("force"); q != "" {
 		v, err := strconv.ParseBool(q)
 		if err != nil {
-			WriteJSON(w, http.StatusBadRequest, reloadErrorBody{Status: "error", Code: "INVALID_REQUEST_SHAPE",
+			httperr.WriteJSON(w, http.StatusBadRequest, reloadErrorBody{Status: "error", Code: "INVALID_REQUEST_SHAPE",
 				Message: "query parameter force must be true or false, got " + strconv.Quote(q), RequestID: id})
 			return
 		}
 		force = force || v
 	}
 	if h.reloader == nil {
-		WriteJSON(w, http.StatusNotImplemented, reloadErrorBody{Status: "error", Code: "NOT_IMPLEMENTED",
+		httperr.WriteJSON(w, http.StatusNotImplemented, reloadErrorBody{Status: "error", Code: "NOT_IMPLEMENTED",
 			Message: "this server was started without a configuration file to reload", RequestID: id})
 		return
 	}
@@ -121,17 +123,17 @@ func (h *Handlers) AdminReload(w http.ResponseWriter, r *http.Request) {
 		var re *ReloadError
 		switch {
 		case errors.As(err, &re) && re.Code == ReloadRefused:
-			WriteJSON(w, http.StatusConflict, reloadErrorBody{Status: "error", Code: re.Code, Message: re.Message, Refused: re.Refused, RequestID: id})
+			httperr.WriteJSON(w, http.StatusConflict, reloadErrorBody{Status: "error", Code: re.Code, Message: re.Message, Refused: re.Refused, RequestID: id})
 		case errors.As(err, &re):
-			WriteJSON(w, http.StatusBadRequest, reloadErrorBody{Status: "error", Code: re.Code, Message: re.Message, RequestID: id})
+			httperr.WriteJSON(w, http.StatusBadRequest, reloadErrorBody{Status: "error", Code: re.Code, Message: re.Message, RequestID: id})
 		default:
 			h.log.Error("reload failed", "request_id", id, "error", err)
-			WriteJSON(w, http.StatusInternalServerError, reloadErrorBody{Status: "error", Code: "INTERNAL_ERROR",
+			httperr.WriteJSON(w, http.StatusInternalServerError, reloadErrorBody{Status: "error", Code: "INTERNAL_ERROR",
 				Message: "the reload failed; the running configuration is unchanged", RequestID: id})
 		}
 		return
 	}
-	WriteJSON(w, http.StatusOK, struct {
+	httperr.WriteJSON(w, http.StatusOK, struct {
 		Status  string `json:"status"`
 		Message string `json:"message"`
 		*ReloadReport

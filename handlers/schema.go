@@ -3,12 +3,13 @@ package handlers
 import (
 	"net/http"
 
+	"herald/api/httperr"
 	"herald/notification"
 )
 
 // SchemaList serves GET /api/v1/schema (reference §16).
 func (h *Handlers) SchemaList(w http.ResponseWriter, r *http.Request) {
-	WriteJSON(w, http.StatusOK, schemaListBody(h.Registry()))
+	httperr.WriteJSON(w, http.StatusOK, schemaListBody(h.Registry()))
 }
 
 // schemaListBody is the body of GET /api/v1/schema.
@@ -42,13 +43,13 @@ func (h *Handlers) SchemaGet(w http.ResponseWriter, r *http.Request) {
 		if len(names) == 0 {
 			msg = "No notification schema configured"
 		}
-		WriteJSON(w, http.StatusNotFound, map[string]any{
+		httperr.WriteJSON(w, http.StatusNotFound, map[string]any{
 			"status": "error", "message": msg, "available_types": names,
-			"request_id": RequestID(r.Context()),
+			"request_id": httperr.RequestID(r.Context()),
 		})
 		return
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{
+	httperr.WriteJSON(w, http.StatusOK, map[string]any{
 		"status": "success", "event_type": name, "schema": s.Public(),
 	})
 }

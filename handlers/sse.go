@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"runtime"
 	"time"
+
+	"herald/api/httperr"
 )
 
 // SSE event names (reference §5.2).
@@ -260,7 +262,7 @@ func capSendBuffer(r *http.Request, n int, log *slog.Logger) {
 	}
 	if ws, ok := c.(writeBufferSetter); ok {
 		if err := ws.SetWriteBuffer(n); err != nil {
-			log.Debug("stream send buffer not set", "request_id", RequestID(r.Context()), "error", err)
+			log.Debug("stream send buffer not set", "request_id", httperr.RequestID(r.Context()), "error", err)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"herald/api/httperr"
 	"herald/engine"
 	"herald/notification"
 	"herald/stream"
@@ -75,7 +76,7 @@ func (h *Handlers) serveStream(w http.ResponseWriter, r *http.Request, mode stre
 	spec.Where = where
 	sink := &sseSink{
 		h: h, w: w, watch: set.Watch, cors: !set.CORSManaged, mode: mode, cursors: cur, cap: s.MaxHistorical,
-		reqID: RequestID(r.Context()),
+		reqID: httperr.RequestID(r.Context()),
 		topic: filter.Pattern.Display(),
 		view:  reg,
 		render: func(rec *engine.Record) ([]byte, error) {
@@ -113,7 +114,7 @@ func streamSpec(ws WatchSettings, mode stream.Mode, q engine.Query, cur stream.C
 }
 
 func (h *Handlers) writeSetupError(w http.ResponseWriter, r *http.Request, ep endpoint, topic string, err error) {
-	id := RequestID(r.Context())
+	id := httperr.RequestID(r.Context())
 	if errors.Is(err, engine.ErrInvalid) {
 		writeRequestError(w, r, ep, validation(err.Error()))
 		return
@@ -121,11 +122,11 @@ func (h *Handlers) writeSetupError(w http.ResponseWriter, r *http.Request, ep en
 	if errors.Is(err, engine.ErrUnavailable) {
 		w.Header().Set("Retry-After", "5")
 		msg := "the notification backend is unavailable; retry later"
-		WriteJSON(w, http.StatusServiceUnavailable, ErrorBody{Code: "SERVICE_UNAVAILABLE", Error: "service_unavailable", Message: msg, Details: msg, Topic: &topic, RequestID: id})
+		httperr.WriteJSON(w, http.StatusServiceUnavailable, httperr.ErrorBody{Code: "SERVICE_UNAVAILABLE", Error: "service_unavailable", Message: msg, Details: msg, Topic: &topic, RequestID: id})
 		return
 	}
 	h.log.Error("stream setup failed", "request_id", id, "topic", topic, "error", err)
-	WriteJSON(w, http.StatusInternalServerError, ErrorBody{Code: "SSE_STREAM_INITIALIZATION_FAILED", Error: "SSE stream creation failed",
+	httperr.WriteJSON(w, http.StatusInternalServerError, httperr.ErrorBody{Code: "SSE_STREAM_INITIALIZATION_FAILED", Error: "SSE stream creation failed",
 		Message: "the stream could not be set up", Details: "subscription setup failed", Topic: &topic, RequestID: id})
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/uuid"
 
+	"herald/api/httperr"
 	"herald/stream"
 )
 
@@ -34,10 +35,10 @@ const Subprotocol = "herald.v1"
 // Session serves GET /api/v1/session: the WebSocket session protocol.
 func (h *Handlers) Session(w http.ResponseWriter, r *http.Request) {
 	set := h.Settings()
-	id := RequestID(r.Context())
+	id := httperr.RequestID(r.Context())
 	if offered := offeredSubprotocols(r); len(offered) > 0 && !slices.Contains(offered, Subprotocol) {
 		msg := "the session protocol is " + Subprotocol + "; the client offered " + strings.Join(offered, ", ")
-		WriteJSON(w, http.StatusBadRequest, ErrorBody{Code: "INVALID_REQUEST", Error: "unsupported_subprotocol", Message: msg, Details: msg, RequestID: id})
+		httperr.WriteJSON(w, http.StatusBadRequest, httperr.ErrorBody{Code: "INVALID_REQUEST", Error: "unsupported_subprotocol", Message: msg, Details: msg, RequestID: id})
 		return
 	}
 	if origin := r.Header.Get("Origin"); origin != "" && set.AllowedOrigins != nil &&
