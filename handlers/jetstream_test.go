@@ -25,6 +25,17 @@ func TestOnJetStream(t *testing.T) {
 		{"WhereOnWatchAndReplay", TestWhereOnWatchAndReplay},
 		{"Reload", TestReload},
 		{"ReloadDuringNotifyBurst", TestReloadDuringNotifyBurst},
+		{"SessionBasics", TestSessionBasics},
+		{"SessionRequestErrors", TestSessionRequestErrors},
+		{"SessionDroppingCountsExact", TestSessionDroppingCountsExact},
+		{"SessionBlockingOverflow", TestSessionBlockingOverflow},
+		{"SessionReplyAheadOfQueuedEvents", TestSessionReplyAheadOfQueuedEvents},
+		{"SessionUnsubscribeDiscardsQueued", TestSessionUnsubscribeDiscardsQueued},
+		{"SessionHistoryToLive", TestSessionHistoryToLive},
+		{"SessionExecute", TestSessionExecute},
+		{"SessionWhereAndSample", TestSessionWhereAndSample},
+		{"SessionProducers", TestSessionProducers},
+		{"SessionReloadAndShutdown", TestSessionReloadAndShutdown},
 	} {
 		t.Run(c.name, c.fn)
 	}
