@@ -2,9 +2,9 @@
 // route, and the middleware around it (request id, recovery, access log,
 // CORS, authentication with JWT verification and the auth-o-tron client,
 // concurrent-stream limits). It owns no endpoint logic (package handlers)
-// and no business rules: per-stream authorisation and the ECPDS plugin run
-// in the handlers, on the identity this package puts into the request
-// context.
+// and no business rules: per-stream authorisation and the ECPDS check run
+// in the handlers (the ECPDS client is package ecpds), on the identity this
+// package puts into the request context.
 package api
 
 import (
@@ -49,7 +49,7 @@ func NewRouter(opts Options) http.Handler {
 		authStreams, authAdmin = opts.Auth.Streams, opts.Auth.Admin
 	}
 	r := chi.NewRouter()
-	r.Use(RequestID, Recoverer(log), AccessLog(log), opts.CORS.Middleware)
+	r.Use(RequestID, Recoverer(log), AccessLog(log), opts.CORS.Middleware, Decompress)
 	// Set before the routes: sub-routers inherit them when mounted.
 	r.NotFound(notFound)
 	r.MethodNotAllowed(methodNotAllowed(r))

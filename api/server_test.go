@@ -17,6 +17,7 @@ import (
 
 	"herald/api"
 	"herald/configs"
+	"herald/ecpds"
 	"herald/engine"
 	"herald/handlers"
 	"herald/server"
@@ -51,7 +52,7 @@ type herald struct {
 	URL      string
 	Handlers *handlers.Handlers
 	Limits   *api.StreamLimiter
-	ECPDS    *handlers.ECPDS
+	ECPDS    *ecpds.Client
 	Auth     *api.Authenticator
 }
 

@@ -1,4 +1,11 @@
-package handlers
+// Package ecpds is the ECPDS destination plugin of reference §14: a client
+// that fetches a user's destination list from the configured ECPDS servers
+// with a service account, merges the lists under a partial-outage policy,
+// and caches them per user. It owns the HTTP exchange with ECPDS, the
+// response parsing and the cache; it makes no authorisation decision and
+// writes no HTTP answer (package handlers does both) and it takes its own
+// Config, not the YAML structs of package configs.
+package ecpds
 
 import (
 	"container/list"
@@ -14,17 +21,15 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"herald/configs"
 )
 
-// ErrECPDSUnavailable reports that the destination lists could not be
+// ErrUnavailable reports that the destination lists could not be
 // fetched under the partial-outage policy (503).
-var ErrECPDSUnavailable = errors.New("ECPDS service is inaccessible")
+var ErrUnavailable = errors.New("ECPDS service is inaccessible")
 
-// ECPDSDeniedError reports that a user's destination list does not hold
+// DeniedError reports that a user's destination list does not hold
 // the requested destination (403).
-type ECPDSDeniedError struct {
+type DeniedError struct {
 	// Username is the user refused.
 	Username string
 	// Destination is the canonical match-key value asked for.
@@ -32,7 +37,7 @@ type ECPDSDeniedError struct {
 }
 
 // Error is the 403 message.
-func (e *ECPDSDeniedError) Error() string {
+func (e *DeniedError) Error() string {
 	return "User '" + e.Username + "' does not have access to destination '" + e.Destination + "'"
 }
 
@@ -48,8 +53,8 @@ const (
 	FetchUnreachable     = "unreachable"
 )
 
-// ECPDSFetchError is the failure of one ECPDS server.
-type ECPDSFetchError struct {
+// FetchError is the failure of one ECPDS server.
+type FetchError struct {
 	// Server is the server's URL.
 	Server string
 	// Outcome is one of the Fetch* labels.
@@ -59,19 +64,83 @@ type ECPDSFetchError struct {
 }
 
 // Error describes the failure without credentials.
-func (e *ECPDSFetchError) Error() string {
+func (e *FetchError) Error() string {
 	return "ECPDS server " + e.Server + ": " + e.Outcome + ": " + e.Err.Error()
 }
 
 // Unwrap returns the cause.
-func (e *ECPDSFetchError) Unwrap() error { return e.Err }
+func (e *FetchError) Unwrap() error { return e.Err }
 
-// ECPDSOptions configure an ECPDS checker.
-type ECPDSOptions struct {
-	// Config is the validated `ecpds` block.
-	Config configs.ECPDS
-	// HTTPClient performs the requests; nil builds one with the block's
-	// connect and request timeouts that follows no redirects.
+// OutagePolicy decides how the answers of several servers combine when
+// some of them fail.
+type OutagePolicy uint8
+
+// Partial-outage policies.
+const (
+	// Strict needs an answer from every server (the default).
+	Strict OutagePolicy = iota
+	// AnySuccess needs an answer from at least one server.
+	AnySuccess
+)
+
+// String returns the policy's configuration name ("strict",
+// "any_success").
+func (p OutagePolicy) String() string {
+	if p == AnySuccess {
+		return "any_success"
+	}
+	return "strict"
+}
+
+// Config is what a Client needs to know: the service account, the
+// servers, the destination match and the cache and timeout limits. Its
+// String and LogValue methods redact the password.
+type Config struct {
+	// Username and Password are the service account's Basic credentials.
+	Username, Password string
+	// Servers are the absolute URLs of the ECPDS servers (a path is a
+	// reverse-proxy prefix); at least one.
+	Servers []string
+	// MatchKey is the identifier field whose canonical value must be one
+	// of the user's destinations.
+	MatchKey string
+	// TargetField is the destination record field holding the
+	// destination's name.
+	TargetField string
+	// CacheTTL is how long a user's list is cached.
+	CacheTTL time.Duration
+	// MaxEntries bounds the number of users cached (at least 1 is used).
+	MaxEntries int
+	// RequestTimeout bounds one fetch; 0 means 30s.
+	RequestTimeout time.Duration
+	// ConnectTimeout bounds connecting to a server; 0 means 5s.
+	ConnectTimeout time.Duration
+	// PartialOutagePolicy combines the answers of several servers.
+	PartialOutagePolicy OutagePolicy
+}
+
+// redacted returns c with the password replaced.
+func (c Config) redacted() any {
+	type view Config
+	v := view(c)
+	if v.Password != "" {
+		v.Password = "[REDACTED]"
+	}
+	return v
+}
+
+// String formats c with its password redacted.
+func (c Config) String() string { return fmt.Sprintf("%+v", c.redacted()) }
+
+// LogValue logs c with its password redacted.
+func (c Config) LogValue() slog.Value { return slog.AnyValue(c.redacted()) }
+
+// Options configure a Client.
+type Options struct {
+	// Config is the plugin's configuration.
+	Config Config
+	// HTTPClient performs the requests; nil builds one with the connect
+	// and request timeouts of Config that follows no redirects.
 	HTTPClient *http.Client
 	// Now returns the current time (cache expiry); nil means time.Now.
 	Now func() time.Time
@@ -79,8 +148,8 @@ type ECPDSOptions struct {
 	Logger *slog.Logger
 }
 
-// ECPDSStats are the checker's counters.
-type ECPDSStats struct {
+// Stats are the client's counters.
+type Stats struct {
 	// Hits and Misses count cache lookups.
 	Hits, Misses int64
 	// Fetches counts upstream fetches started (one per miss that was not
@@ -90,14 +159,13 @@ type ECPDSStats struct {
 	Entries int
 }
 
-// ECPDS is the destination plugin of reference §14: it fetches a user's
+// Client is the destination plugin of reference §14: it fetches a user's
 // destination list from every configured server with the service account,
 // merges the lists under the partial-outage policy, caches them per user
 // (TTL, bounded, errors not cached) and coalesces concurrent fetches for
-// one user into one. Create it with NewECPDS; it is safe for concurrent
-// use.
-type ECPDS struct {
-	cfg     configs.ECPDS
+// one user into one. Create it with New; it is safe for concurrent use.
+type Client struct {
+	cfg     Config
 	servers []*url.URL
 	client  *http.Client
 	now     func() time.Time
@@ -112,7 +180,7 @@ type ECPDS struct {
 	entries map[string]*list.Element // username → element holding *ecpdsEntry
 	order   *list.List               // oldest first
 	flights map[string]*ecpdsFlight
-	stats   ECPDSStats
+	stats   Stats
 }
 
 type ecpdsEntry struct {
@@ -129,19 +197,19 @@ type ecpdsFlight struct {
 	err   error
 }
 
-// NewECPDS returns a checker for a validated `ecpds` block.
-func NewECPDS(opts ECPDSOptions) (*ECPDS, error) {
+// New returns a client for a validated configuration.
+func New(opts Options) (*Client, error) {
 	c := opts.Config
 	if len(c.Servers) == 0 {
 		return nil, errors.New("ecpds: no servers configured")
 	}
-	e := &ECPDS{
+	e := &Client{
 		cfg:     c,
 		client:  opts.HTTPClient,
 		now:     opts.Now,
 		log:     opts.Logger,
-		ttl:     time.Duration(c.CacheTTLSeconds) * time.Second,
-		timeout: time.Duration(c.RequestTimeoutSeconds) * time.Second,
+		ttl:     c.CacheTTL,
+		timeout: c.RequestTimeout,
 		entries: make(map[string]*list.Element),
 		order:   list.New(),
 		flights: make(map[string]*ecpdsFlight),
@@ -163,7 +231,7 @@ func NewECPDS(opts ECPDSOptions) (*ECPDS, error) {
 		e.timeout = 30 * time.Second
 	}
 	if e.client == nil {
-		connect := time.Duration(c.ConnectTimeoutSeconds) * time.Second
+		connect := c.ConnectTimeout
 		if connect <= 0 {
 			connect = 5 * time.Second
 		}
@@ -183,14 +251,14 @@ func NewECPDS(opts ECPDSOptions) (*ECPDS, error) {
 }
 
 // Close cancels the fetches in flight.
-func (e *ECPDS) Close() { e.cancel() }
+func (e *Client) Close() { e.cancel() }
 
 // MatchKey is the identifier field whose canonical value must be one of
 // the user's destinations.
-func (e *ECPDS) MatchKey() string { return e.cfg.MatchKey }
+func (e *Client) MatchKey() string { return e.cfg.MatchKey }
 
 // Stats returns the counters.
-func (e *ECPDS) Stats() ECPDSStats {
+func (e *Client) Stats() Stats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	s := e.stats
@@ -199,16 +267,16 @@ func (e *ECPDS) Stats() ECPDSStats {
 }
 
 // Check reports whether username may read destination: nil when the
-// destination is in the user's list, an *ECPDSDeniedError when it is not,
-// an error wrapping ErrECPDSUnavailable when the lists cannot be fetched,
+// destination is in the user's list, a *DeniedError when it is not, an
+// error wrapping ErrUnavailable when the lists cannot be fetched,
 // or ctx's error when ctx ends first.
-func (e *ECPDS) Check(ctx context.Context, username, destination string) error {
+func (e *Client) Check(ctx context.Context, username, destination string) error {
 	dests, err := e.Destinations(ctx, username)
 	if err != nil {
 		return err
 	}
 	if _, ok := dests[destination]; !ok {
-		return &ECPDSDeniedError{Username: username, Destination: destination}
+		return &DeniedError{Username: username, Destination: destination}
 	}
 	return nil
 }
@@ -217,7 +285,7 @@ func (e *ECPDS) Check(ctx context.Context, username, destination string) error {
 // from the servers. Concurrent calls for one user share one fetch; a
 // caller whose ctx ends stops waiting without cancelling the fetch for
 // the others. Failures are not cached.
-func (e *ECPDS) Destinations(ctx context.Context, username string) (map[string]struct{}, error) {
+func (e *Client) Destinations(ctx context.Context, username string) (map[string]struct{}, error) {
 	now := e.now()
 	e.mu.Lock()
 	if el, ok := e.entries[username]; ok {
@@ -248,7 +316,7 @@ func (e *ECPDS) Destinations(ctx context.Context, username string) (map[string]s
 }
 
 // run performs one fetch for a flight and publishes its result.
-func (e *ECPDS) run(username string, fl *ecpdsFlight) {
+func (e *Client) run(username string, fl *ecpdsFlight) {
 	ctx, cancel := context.WithTimeout(e.ctx, e.timeout)
 	defer cancel()
 	dests, err := e.fetch(ctx, username)
@@ -264,7 +332,7 @@ func (e *ECPDS) run(username string, fl *ecpdsFlight) {
 
 // store caches a user's destinations, evicting the oldest entries beyond
 // max_entries. The caller holds e.mu.
-func (e *ECPDS) store(username string, dests map[string]struct{}) {
+func (e *Client) store(username string, dests map[string]struct{}) {
 	limit := max(e.cfg.MaxEntries, 1)
 	for len(e.entries) >= limit {
 		oldest := e.order.Front()
@@ -278,7 +346,7 @@ func (e *ECPDS) store(username string, dests map[string]struct{}) {
 // fetch queries every server in parallel and merges the answers under the
 // partial-outage policy: strict needs every server, any_success at least
 // one; the destinations are the union of the answers.
-func (e *ECPDS) fetch(ctx context.Context, username string) (map[string]struct{}, error) {
+func (e *Client) fetch(ctx context.Context, username string) (map[string]struct{}, error) {
 	type result struct {
 		dests []string
 		err   error
@@ -304,18 +372,11 @@ func (e *ECPDS) fetch(ctx context.Context, username string) (map[string]struct{}
 			union[d] = struct{}{}
 		}
 	}
-	failed := len(errs) > 0 && (e.cfg.PartialOutagePolicy != configs.ECPDSAnySuccess || len(errs) == len(e.servers))
+	failed := len(errs) > 0 && (e.cfg.PartialOutagePolicy != AnySuccess || len(errs) == len(e.servers))
 	if failed {
-		return nil, fmt.Errorf("%w (%s policy): %w", ErrECPDSUnavailable, e.policy(), errors.Join(errs...))
+		return nil, fmt.Errorf("%w (%s policy): %w", ErrUnavailable, e.cfg.PartialOutagePolicy, errors.Join(errs...))
 	}
 	return union, nil
-}
-
-func (e *ECPDS) policy() string {
-	if e.cfg.PartialOutagePolicy == "" {
-		return configs.ECPDSStrict
-	}
-	return e.cfg.PartialOutagePolicy
 }
 
 // maxECPDSBody bounds a destination-list response.
@@ -336,10 +397,10 @@ func DestinationListURL(server *url.URL, username string) *url.URL {
 }
 
 // fetchServer fetches and parses one server's destination list.
-func (e *ECPDS) fetchServer(ctx context.Context, server *url.URL, username string) ([]string, error) {
+func (e *Client) fetchServer(ctx context.Context, server *url.URL, username string) ([]string, error) {
 	name := server.Redacted()
 	fail := func(outcome string, err error) ([]string, error) {
-		return nil, &ECPDSFetchError{Server: name, Outcome: outcome, Err: err}
+		return nil, &FetchError{Server: name, Outcome: outcome, Err: err}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, DestinationListURL(server, username).String(), nil)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"herald/api/httperr"
 	"herald/configs"
+	"herald/ecpds"
 	"herald/notification"
 )
 
@@ -186,6 +187,18 @@ func (h *Handlers) checkECPDS(w http.ResponseWriter, r *http.Request, set *Setti
 	return false
 }
 
+// DestinationChecker is what the ECPDS authorisation needs of the
+// destination plugin (implemented by *ecpds.Client).
+type DestinationChecker interface {
+	// MatchKey is the identifier field whose canonical value must be one
+	// of the user's destinations.
+	MatchKey() string
+	// Check returns nil when username may read destination, an
+	// *ecpds.DeniedError when not, an error wrapping ecpds.ErrUnavailable
+	// when the lists cannot be fetched, or ctx's error.
+	Check(ctx context.Context, username, destination string) error
+}
+
 // ecpdsRefusal is a refusal of the ECPDS check: a denial, or (internal)
 // a failure herald must answer with a 500.
 type ecpdsRefusal struct {
@@ -212,13 +225,13 @@ func (h *Handlers) decideECPDS(ctx context.Context, set *Settings, s *notificati
 		return &ecpdsRefusal{AuthError: AuthError{Forbidden, "Required field '" + key + "' not found in request identifiers"}}
 	}
 	err := set.ECPDS.Check(ctx, id.Username, value)
-	var denied *ECPDSDeniedError
+	var denied *ecpds.DeniedError
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &denied):
 		return &ecpdsRefusal{AuthError: AuthError{Forbidden, denied.Error()}}
-	case errors.Is(err, ErrECPDSUnavailable):
+	case errors.Is(err, ecpds.ErrUnavailable):
 		h.log.Warn("ECPDS unavailable", "request_id", reqID, "event_type", s.Name, "username", id.Username, "error", err)
 		return &ecpdsRefusal{AuthError: AuthError{AuthUnavailable, MsgECPDSUnavailable}}
 	case ctx.Err() != nil:

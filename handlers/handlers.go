@@ -43,9 +43,9 @@ type Settings struct {
 	// Auth is the authentication policy; the zero value (auth disabled)
 	// makes every stream public.
 	Auth AuthPolicy
-	// ECPDS checks destinations on streams using the ecpds plugin; nil
-	// when no `ecpds` block is configured.
-	ECPDS *ECPDS
+	// ECPDS checks destinations on streams using the ecpds plugin (an
+	// *ecpds.Client); nil when no `ecpds` block is configured.
+	ECPDS DestinationChecker
 	// CORSManaged tells the SSE writer that package api sets the CORS
 	// headers; otherwise event streams carry Aviso's
 	// `Access-Control-Allow-Origin: *`.

@@ -26,6 +26,7 @@ import (
 
 	"herald/api"
 	"herald/configs"
+	"herald/ecpds"
 	"herald/handlers"
 	"herald/openapi"
 )
@@ -349,7 +350,7 @@ func TestHandlerAuthAnswersMatchDocument(t *testing.T) {
 
 	// ECPDS (watch and replay only).
 	ecpds := []answer{
-		{403, "FORBIDDEN", (&handlers.ECPDSDeniedError{Username: "alice", Destination: "CIP"}).Error(), nil, ""},
+		{403, "FORBIDDEN", (&ecpds.DeniedError{Username: "alice", Destination: "CIP"}).Error(), nil, ""},
 		{403, "FORBIDDEN", "Required field 'destination' not found in request identifiers", nil, ""},
 		{503, "SERVICE_UNAVAILABLE", handlers.MsgECPDSUnavailable, nil, strconv.Itoa(handlers.RetryAfterUnavailable)},
 		{500, "INTERNAL_ERROR", handlers.MsgServerMisconfigured, nil, ""},

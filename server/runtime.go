@@ -28,6 +28,7 @@ import (
 	"herald/codec/ddl"
 	"herald/codec/resource"
 	"herald/configs"
+	"herald/ecpds"
 	"herald/handlers"
 	"herald/notification"
 )
@@ -51,7 +52,7 @@ type Runtime struct {
 	// ecpds block).
 	Auth  *api.Authenticator
 	CORS  *api.CORS
-	ECPDS *handlers.ECPDS
+	ECPDS *ecpds.Client
 	// Limits are the concurrent-stream limits.
 	Limits api.StreamLimitOptions
 	// Handlers are the handlers' settings.
@@ -104,7 +105,7 @@ func NewRuntime(cfg *configs.Config, opts RuntimeOptions, reuse *Runtime) (*Runt
 	if cfg.ECPDS != nil {
 		if reuse != nil && reuse.ECPDS != nil && reflect.DeepEqual(reuse.Config.ECPDS, cfg.ECPDS) {
 			rt.ECPDS = reuse.ECPDS
-		} else if rt.ECPDS, err = handlers.NewECPDS(handlers.ECPDSOptions{Config: *cfg.ECPDS, HTTPClient: opts.HTTPClient,
+		} else if rt.ECPDS, err = ecpds.New(ecpds.Options{Config: ecpdsConfig(*cfg.ECPDS), HTTPClient: opts.HTTPClient,
 			Now: opts.ECPDSNow, Logger: log.With("component", "ecpds")}); err != nil {
 			return nil, err
 		}
@@ -127,7 +128,6 @@ func NewRuntime(cfg *configs.Config, opts RuntimeOptions, reuse *Runtime) (*Runt
 		ReadBodyTimeout: time.Duration(cfg.Application.ReadBodyTimeoutSec) * time.Second,
 		StaticFilesPath: cfg.Application.StaticFilesPath,
 		Auth:            rt.Auth.Policy(),
-		ECPDS:           rt.ECPDS,
 		CORSManaged:     rt.CORS != nil,
 		Session: handlers.SessionSettings{
 			MaxSubscriptions: cfg.Session.MaxSubscriptions, MaxProducers: cfg.Session.MaxProducers,
@@ -144,7 +144,24 @@ func NewRuntime(cfg *configs.Config, opts RuntimeOptions, reuse *Runtime) (*Runt
 	if c := cfg.Application.CORS; c != nil {
 		rt.Handlers.AllowedOrigins = append([]string(nil), c.AllowedOrigins...)
 	}
+	if rt.ECPDS != nil {
+		// Only a configured client: a nil *ecpds.Client in the interface
+		// would not compare equal to nil.
+		rt.Handlers.ECPDS = rt.ECPDS
+	}
 	return rt, nil
+}
+
+// ecpdsConfig is the ecpds setting of a validated `ecpds` block.
+func ecpdsConfig(e configs.ECPDS) ecpds.Config {
+	policy := ecpds.Strict
+	if e.PartialOutagePolicy == configs.ECPDSAnySuccess {
+		policy = ecpds.AnySuccess
+	}
+	return ecpds.Config{Username: e.Username, Password: e.Password, Servers: append([]string(nil), e.Servers...),
+		MatchKey: e.MatchKey, TargetField: e.TargetField, CacheTTL: time.Duration(e.CacheTTLSeconds) * time.Second,
+		MaxEntries: e.MaxEntries, RequestTimeout: time.Duration(e.RequestTimeoutSeconds) * time.Second,
+		ConnectTimeout: time.Duration(e.ConnectTimeoutSeconds) * time.Second, PartialOutagePolicy: policy}
 }
 
 // authConfig is the api setting of an `auth` block.

@@ -1,41 +1,14 @@
-package handlers_test
+package ecpds_test
 
 import (
+	"log/slog"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 
-	"herald/handlers"
+	"herald/ecpds"
 )
-
-func TestRoleMapAdmits(t *testing.T) {
-	id := func(realm string, roles ...string) *handlers.Identity {
-		return &handlers.Identity{Username: "u", Realm: realm, Roles: roles}
-	}
-	tests := []struct {
-		name string
-		m    handlers.RoleMap
-		id   *handlers.Identity
-		want bool
-	}{
-		{"empty map admits any user", handlers.RoleMap{}, id("ecmwf", "reader"), true},
-		{"nil identity never", handlers.RoleMap{}, nil, false},
-		{"matching role in realm", handlers.RoleMap{"ecmwf": {"admin", "ops"}}, id("ecmwf", "reader", "ops"), true},
-		{"realm not in map", handlers.RoleMap{"ecmwf": {"admin"}}, id("desp", "admin"), false},
-		{"no matching role", handlers.RoleMap{"ecmwf": {"admin", "operator"}}, id("ecmwf", "reader"), false},
-		{"no roles", handlers.RoleMap{"ecmwf": {"admin"}}, id("ecmwf"), false},
-		{"no realm", handlers.RoleMap{"ecmwf": {"admin"}}, id("", "admin"), false},
-		{"wildcard admits the realm", handlers.RoleMap{"internal": {"*"}}, id("internal", "anything"), true},
-		{"wildcard admits the realm without roles", handlers.RoleMap{"internal": {"*"}}, id("internal"), true},
-		{"wildcard is per realm", handlers.RoleMap{"internal": {"*"}}, id("external", "admin"), false},
-		{"roles match exactly", handlers.RoleMap{"ecmwf": {"Admin"}}, id("ecmwf", "admin"), false},
-	}
-	for _, tc := range tests {
-		if got := tc.m.Admits(tc.id); got != tc.want {
-			t.Errorf("%s: Admits = %v", tc.name, got)
-		}
-	}
-}
 
 func TestParseDestinationList(t *testing.T) {
 	tests := []struct {
@@ -56,7 +29,7 @@ func TestParseDestinationList(t *testing.T) {
 		{"not JSON", `<html>`, "name", nil, "not a destination list: invalid character '<' looking for beginning of value"},
 	}
 	for _, tc := range tests {
-		got, err := handlers.ParseDestinationList([]byte(tc.body), tc.field)
+		got, err := ecpds.ParseDestinationList([]byte(tc.body), tc.field)
 		gotErr := ""
 		if err != nil {
 			gotErr = err.Error()
@@ -72,7 +45,7 @@ func FuzzParseDestinationList(f *testing.F) {
 		f.Add([]byte(s), "name")
 	}
 	f.Fuzz(func(t *testing.T, body []byte, field string) {
-		got, err := handlers.ParseDestinationList(body, field)
+		got, err := ecpds.ParseDestinationList(body, field)
 		if err != nil && got != nil {
 			t.Fatalf("destinations %q with error %v", got, err)
 		}
@@ -91,8 +64,20 @@ func TestDestinationListURL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := handlers.DestinationListURL(u, tc.user).String(); got != tc.want {
+		if got := ecpds.DestinationListURL(u, tc.user).String(); got != tc.want {
 			t.Errorf("%s %q: %s, want %s", tc.server, tc.user, got, tc.want)
 		}
+	}
+}
+
+func TestConfigRedactsPassword(t *testing.T) {
+	c := ecpds.Config{Username: "svc", Password: "s3cret", Servers: []string{"https://a"}}
+	if s := c.String(); strings.Contains(s, "s3cret") || !strings.Contains(s, "[REDACTED]") {
+		t.Errorf("String() = %q", s)
+	}
+	var b strings.Builder
+	slog.New(slog.NewJSONHandler(&b, nil)).Info("x", "ecpds", c)
+	if s := b.String(); strings.Contains(s, "s3cret") || !strings.Contains(s, "[REDACTED]") {
+		t.Errorf("log = %q", s)
 	}
 }
