@@ -75,7 +75,7 @@ func (e *Engine) owned(ctx context.Context, l *link, key, op string) (jetstream.
 
 // configured reports whether a stream name belongs to a configured base.
 func (e *Engine) configured(name string) bool {
-	for base := range e.specs {
+	for base := range e.conf.Load().specs {
 		if StreamName(base) == name {
 			return true
 		}

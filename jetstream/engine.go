@@ -64,8 +64,12 @@ type Engine struct {
 	redials   atomic.Int64
 	hub       *engine.Hub
 
-	// specs holds the configured streams by base; immutable after Open.
-	specs map[string]StreamSpec
+	// conf is the default stream policy and the configured streams by
+	// base. It is never modified, only replaced whole (copy on write) by
+	// ConfigureStreams under configMu, so that Publish, the live feeds,
+	// History and lazily created streams read it with one atomic load.
+	conf     atomic.Pointer[settings]
+	configMu sync.Mutex // serialises ConfigureStreams
 
 	// ctx ends when the engine closes; background work derives from it.
 	ctx    context.Context
@@ -120,12 +124,9 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		log:     opts.Logger,
 		hub:     engine.NewHub(),
 		lost:    make(chan struct{}, 1),
-		specs:   make(map[string]StreamSpec, len(opts.Streams)),
 		streams: map[string]*streamState{},
 	}
-	for _, s := range opts.Streams {
-		e.specs[s.Base] = s
-	}
+	e.conf.Store(newSettings(opts.Defaults, opts.Streams))
 	first := make(chan struct{})
 	e.reconnected.Store(&first)
 	e.ctx, e.cancel = context.WithCancel(context.Background())

@@ -48,11 +48,10 @@ const (
 // the same subject under max_messages_per_subject 1), which a JetStream
 // consumer skips as well; they end nothing.
 type feed struct {
-	e         *Engine
-	base      string
-	name      string // stream name
-	eventType string
-	r         *reader
+	e    *Engine
+	base string
+	name string // stream name
+	r    *reader
 
 	kick     chan struct{} // the connection came back: recreate the consumer
 	stopCh   chan struct{}
@@ -75,16 +74,15 @@ type stamp struct {
 // records last as the hub's boundary for the stream and starts the feed.
 func (e *Engine) startFeed(ctx context.Context, st *streamState, last uint64) (*feed, error) {
 	f := &feed{
-		e:         e,
-		base:      st.base,
-		name:      st.name,
-		eventType: st.eventType,
-		r:         newReader(e, st.name, "", "live", feedBatch),
-		kick:      make(chan struct{}, 1),
-		stopCh:    make(chan struct{}),
-		done:      make(chan struct{}),
-		last:      last,
-		waiters:   map[uint64][]chan time.Time{},
+		e:       e,
+		base:    st.base,
+		name:    st.name,
+		r:       newReader(e, st.name, "", "live", feedBatch),
+		kick:    make(chan struct{}, 1),
+		stopCh:  make(chan struct{}),
+		done:    make(chan struct{}),
+		last:    last,
+		waiters: map[uint64][]chan time.Time{},
 	}
 	if _, err := f.r.create(ctx, start{seq: last + 1}); err != nil {
 		return nil, err
@@ -314,7 +312,7 @@ func (f *feed) handle(m *nats.Msg, md meta, afterReset bool) {
 		f.e.hub.EndStream(f.base, fmt.Errorf("jetstream: stream %s: notifications %d to %d were removed while the live feed was reconnecting: %w",
 			f.name, last+1, seq-1, engine.ErrGap))
 	}
-	rec, err := record(m.Subject, m.Header, m.Data, seq, md.at, f.eventType)
+	rec, err := record(m.Subject, m.Header, m.Data, seq, md.at, f.e.eventTypeOf(f.base))
 	if err != nil {
 		f.e.log.Warn("live feed: undecodable notification skipped", "stream", f.name, "sequence", seq, "subject", m.Subject, "error", err)
 		f.advance(seq, time.Time{}, false)

@@ -135,7 +135,8 @@ type Options struct {
 	// it as is.
 	Defaults StreamPolicy
 	// Streams are the event types' streams, created or reconciled when the
-	// engine opens.
+	// engine opens (ConfigureStreams adds to them and replaces Defaults
+	// on reload).
 	Streams []StreamSpec
 
 	// Logger receives the engine's logs; nil discards them.

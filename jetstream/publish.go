@@ -47,7 +47,7 @@ func (e *Engine) Publish(ctx context.Context, n *notification.Notification) (uin
 	if err != nil {
 		return 0, time.Time{}, e.wrapSetup(ctx, "publish", err)
 	}
-	msg, err := message(n, st.name, st.eventType, nuid.Next())
+	msg, err := message(n, st.name, e.eventTypeOf(st.base), nuid.Next())
 	if err != nil {
 		return 0, time.Time{}, fmt.Errorf("jetstream: publish to stream %s: %w", st.name, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strconv"
@@ -32,30 +33,68 @@ const streamMaxConsumers = 100_000
 
 // streamState is one stream as this engine uses it: set up once (created
 // if missing, live feed started), then shared by every call on its base.
+//
+// The event type of records without their own (a message without the
+// Herald-Event-Type header) is not kept here but read from the engine's
+// settings each time (eventTypeOf), so that a stream adopted by a schema
+// on reload takes its event type at once, in the live feed as in history.
 type streamState struct {
-	base      string
-	name      string
-	eventType string
+	base string
+	name string
 
 	ready chan struct{} // closed when setup has finished
 	err   error         // setup's error; set before ready is closed
 	feed  atomic.Pointer[feed]
 }
 
+// settings are the engine's stream settings: the default policy and the
+// configured streams by base. A settings value is never modified once
+// published in Engine.conf; ConfigureStreams replaces it whole.
+type settings struct {
+	defaults StreamPolicy // with its defaults filled in
+	specs    map[string]StreamSpec
+}
+
+// newSettings returns the settings of defaults and streams.
+func newSettings(defaults StreamPolicy, streams []StreamSpec) *settings {
+	s := &settings{defaults: defaults.withDefaults(), specs: make(map[string]StreamSpec, len(streams))}
+	for _, spec := range streams {
+		s.specs[spec.Base] = spec
+	}
+	return s
+}
+
+// with returns a copy of s with defaults (filled in) and streams added
+// or replaced by base.
+func (s *settings) with(defaults StreamPolicy, streams []StreamSpec) *settings {
+	n := &settings{defaults: defaults.withDefaults(), specs: maps.Clone(s.specs)}
+	if n.specs == nil {
+		n.specs = map[string]StreamSpec{}
+	}
+	for _, spec := range streams {
+		n.specs[spec.Base] = spec
+	}
+	return n
+}
+
 // policyOf returns the effective policy of a base: the defaults, then the
 // configured schema's storage policy.
-func (e *Engine) policyOf(base string) StreamPolicy {
-	p := e.opts.Defaults
-	if s, ok := e.specs[base]; ok {
-		p = s.Policy.apply(p)
+func (s *settings) policyOf(base string) StreamPolicy {
+	p := s.defaults
+	if spec, ok := s.specs[base]; ok {
+		p = spec.Policy.apply(p)
 	}
 	return p
 }
 
+// policyOf returns the effective policy of a base under the current
+// settings.
+func (e *Engine) policyOf(base string) StreamPolicy { return e.conf.Load().policyOf(base) }
+
 // eventTypeOf returns the event type records of a base carry by default:
 // its schema's name, or the base itself.
 func (e *Engine) eventTypeOf(base string) string {
-	if s, ok := e.specs[base]; ok && s.EventType != "" {
+	if s, ok := e.conf.Load().specs[base]; ok && s.EventType != "" {
 		return s.EventType
 	}
 	return base
@@ -183,35 +222,77 @@ func diff(cur, want jetstream.StreamConfig) []change {
 	return out
 }
 
+// streamPlan is what reconciling one configured stream takes: the
+// configuration herald wants for it, and the stream as the server has
+// it with the changes it needs.
+type streamPlan struct {
+	spec    StreamSpec
+	policy  StreamPolicy
+	want    jetstream.StreamConfig
+	exists  bool
+	cur     jetstream.StreamConfig // the server's, when exists
+	changes []change               // from cur to want, when exists
+}
+
+// planStream reads the stream of spec from the server and lists what
+// must change in it to give it policy p. It changes nothing.
+func (e *Engine) planStream(ctx context.Context, js jetstream.JetStream, spec StreamSpec, p StreamPolicy) (streamPlan, error) {
+	pl := streamPlan{spec: spec, policy: p, want: e.streamConfig(spec.Base, p)}
+	rctx, cancel := e.requestContext(ctx)
+	defer cancel()
+	s, err := js.Stream(rctx, pl.want.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return pl, nil
+	}
+	if err != nil {
+		return pl, fmt.Errorf("jetstream: stream %s (event type %s) on %s: %w", pl.want.Name, spec.EventType, e.where, e.classify(err))
+	}
+	pl.exists, pl.cur = true, s.CachedInfo().Config
+	pl.changes = diff(pl.cur, pl.want)
+	return pl, nil
+}
+
+// logCreated logs the creation of a configured stream.
+func logCreated(log *slog.Logger, want jetstream.StreamConfig, p StreamPolicy) {
+	log.Info("created stream", "subjects", want.Subjects, "max_age", want.MaxAge.String(), "max_msgs", want.MaxMsgs,
+		"max_bytes", want.MaxBytes, "max_msgs_per_subject", want.MaxMsgsPerSubject, "storage", want.Storage.String(),
+		"replicas", want.Replicas, "compression", p.Compression)
+}
+
+// logChanged logs applied stream configuration changes.
+func logChanged(log *slog.Logger, changes []change) {
+	for _, c := range changes {
+		log.Info("stream configuration changed", "field", c.field, "from", c.from, "to", c.to)
+	}
+}
+
 // reconcile creates a configured stream or brings an existing one to the
-// configured policy. It logs every change and every change the server
-// refuses, and goes on; it fails only when the stream cannot be created
-// or the server cannot be reached.
+// configured policy (at startup). It logs every change and every change
+// the server refuses, and goes on; it fails only when the stream cannot
+// be created or the server cannot be reached. (ConfigureStreams, on
+// reload, refuses instead what the server would refuse.)
 func (e *Engine) reconcile(ctx context.Context, spec StreamSpec) error {
 	p := e.policyOf(spec.Base)
 	if err := p.check(); err != nil {
 		return fmt.Errorf("jetstream: stream %s (event type %s): %w", StreamName(spec.Base), spec.EventType, err)
 	}
-	want := e.streamConfig(spec.Base, p)
+	js := e.cur().js
+	pl, err := e.planStream(ctx, js, spec, p)
+	if err != nil {
+		return err
+	}
+	want := pl.want
 	log := e.log.With("stream", want.Name, "event_type", spec.EventType)
 	rctx, cancel := e.requestContext(ctx)
 	defer cancel()
-	js := e.cur().js
-	s, err := js.Stream(rctx, want.Name)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
+	if !pl.exists {
 		if _, err := js.CreateStream(rctx, want); err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			return fmt.Errorf("jetstream: create stream %s (event type %s) on %s: %w", want.Name, spec.EventType, e.where, e.classify(err))
 		}
-		log.Info("created stream", "subjects", want.Subjects, "max_age", want.MaxAge.String(), "max_msgs", want.MaxMsgs,
-			"max_bytes", want.MaxBytes, "max_msgs_per_subject", want.MaxMsgsPerSubject, "storage", want.Storage.String(),
-			"replicas", want.Replicas, "compression", p.Compression)
+		logCreated(log, want, p)
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("jetstream: stream %s (event type %s) on %s: %w", want.Name, spec.EventType, e.where, e.classify(err))
-	}
-	cur := s.CachedInfo().Config
-	changes := diff(cur, want)
+	cur, changes := pl.cur, pl.changes
 	if len(changes) == 0 {
 		log.Debug("stream configuration up to date")
 		return nil
@@ -221,9 +302,7 @@ func (e *Engine) reconcile(ctx context.Context, spec StreamSpec) error {
 		c.apply(&next)
 	}
 	if _, err := js.UpdateStream(rctx, next); err == nil {
-		for _, c := range changes {
-			log.Info("stream configuration changed", "field", c.field, "from", c.from, "to", c.to)
-		}
+		logChanged(log, changes)
 		return nil
 	} else if unavailable(err) {
 		return fmt.Errorf("jetstream: update stream %s on %s: %w", want.Name, e.where, e.classify(err))
@@ -242,7 +321,7 @@ func (e *Engine) reconcile(ctx context.Context, spec StreamSpec) error {
 			continue
 		}
 		cur = try
-		log.Info("stream configuration changed", "field", c.field, "from", c.from, "to", c.to)
+		logChanged(log, []change{c})
 	}
 	return nil
 }
@@ -275,7 +354,7 @@ func (e *Engine) ensure(ctx context.Context, base string) (*streamState, error) 
 		}
 		st = e.streams[base]
 		if st == nil {
-			st = &streamState{base: base, name: StreamName(base), eventType: e.eventTypeOf(base), ready: make(chan struct{})}
+			st = &streamState{base: base, name: StreamName(base), ready: make(chan struct{})}
 			e.streams[base] = st
 			e.wg.Add(1)
 			go e.setup(st)
