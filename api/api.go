@@ -49,7 +49,7 @@ func NewRouter(opts Options) http.Handler {
 		authStreams, authAdmin = opts.Auth.Streams, opts.Auth.Admin
 	}
 	r := chi.NewRouter()
-	r.Use(RequestID, Recoverer(log), AccessLog(log), opts.CORS.Middleware)
+	r.Use(RequestID, Recoverer(log), AccessLog(log), opts.CORS.Middleware, Decompress)
 	// Set before the routes: sub-routers inherit them when mounted.
 	r.NotFound(notFound)
 	r.MethodNotAllowed(methodNotAllowed(r))
