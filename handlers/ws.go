@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -518,7 +519,7 @@ func decodeRequest(data []byte) (*request, *decodeError) {
 	if _, err := dec.ReadToken(); err != nil {
 		return nil, &decodeError{fatal: true, msg: "a frame must be one JSON object: " + strings.TrimPrefix(err.Error(), "jsontext: ")}
 	}
-	if _, err := dec.ReadToken(); err == nil {
+	if _, err := dec.ReadToken(); err != io.EOF {
 		return nil, &decodeError{fatal: true, msg: "a frame must be exactly one JSON object: data follows it"}
 	}
 	id, ok := req.members["id"]
