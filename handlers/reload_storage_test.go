@@ -159,15 +159,18 @@ func TestReloadStorage(t *testing.T) {
 	refused = strings.Replace(refused, "max_messages: 3", "max_messages: 50", 1)
 	refused += "  late:\n    topic: {base: late, key_order: [k]}\n    identifier:\n      k: {type: StringHandler, required: false}\n"
 	r = s.reload(t, refused)
-	// server/reload.go passes the engine's refusal on as a plain error,
-	// which the handler answers 500.
-	if r.Status != http.StatusInternalServerError || r.Body["code"] != "INTERNAL_ERROR" || s.Server.Runtime().Fingerprint != fingerprint {
+	// Refused by name, like a setting that cannot change live.
+	if r.Status != http.StatusConflict || r.Body["code"] != "RELOAD_REFUSED" || s.Server.Runtime().Fingerprint != fingerprint {
 		t.Fatalf("refused storage reload: %d %s", r.Status, r.Raw)
+	}
+	const why = ": storage cannot change from File to Memory: JetStream cannot change the storage type of an existing stream (notification_backend.jetstream.storage_type); keep the current one, or move the notifications to a new stream by hand"
+	if got, want := fmt.Sprint(r.Body["refused"]), "[event type steady (stream STEADY)"+why+" event type other (stream OTHER)"+why+" event type fresh (stream FRESH)"+why+"]"; got != want {
+		t.Errorf("refused list\n%s\nwant\n%s", got, want)
 	}
 	if _, err := s.Server.Reload(context.Background(), handlers.ReloadOptions{}); err == nil {
 		t.Fatal("direct reload accepted")
 	} else if msg := err.Error(); !strings.Contains(msg, "event type steady (stream STEADY): storage cannot change from File to Memory") ||
-		!strings.Contains(msg, "no stream was changed") {
+		!strings.Contains(msg, "nothing was applied") {
 		t.Errorf("refusal does not name the event type and the setting: %v", err)
 	}
 	if i := info("STEADY"); i.Config.MaxMsgs != 3 || i.Config.Storage != natsjs.FileStorage {

@@ -93,6 +93,17 @@ func (s *Server) reload(ctx context.Context, _ handlers.ReloadOptions) (*handler
 			}
 		}
 		if err := sc.ConfigureStreams(ctx, jo.Defaults, specs); err != nil {
+			// A change JetStream cannot apply in place changed nothing:
+			// refused like a fixed setting, by name.
+			var re *jetstream.RefusedError
+			if errors.As(err, &re) {
+				refused := make([]string, len(re.Refusals))
+				for i, r := range re.Refusals {
+					refused[i] = r.String()
+				}
+				return nil, &handlers.ReloadError{Code: handlers.ReloadRefused, Refused: refused,
+					Message: "the backend cannot apply these stream changes in place (restart on a new stream, or keep the current values); nothing was applied: " + strings.Join(refused, "; ")}
+			}
 			return nil, fmt.Errorf("creating or reconciling the streams of %s: %w", strings.Join(append(d.added, d.storage...), ", "), err)
 		}
 	}
