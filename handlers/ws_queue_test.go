@@ -254,7 +254,9 @@ func TestSessionHistoryToLive(t *testing.T) {
 	wg.Wait()
 	var got []int
 	phase := "history"
-	for len(got) < 100 {
+	// When the publisher finished before the subscription joined, the
+	// whole range is history and history_completed comes last.
+	for len(got) < 100 || phase != "live" {
 		f := c.next()
 		switch f["type"] {
 		case "events":
@@ -277,8 +279,5 @@ func TestSessionHistoryToLive(t *testing.T) {
 		if seq != i+1 {
 			t.Fatalf("got %v", got)
 		}
-	}
-	if phase != "live" {
-		t.Fatal("no history_completed")
 	}
 }
