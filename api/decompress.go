@@ -52,8 +52,8 @@ const maxEchoCoding = 32
 // its read deadline and its body limit (http.MaxBytesReader in handlers)
 // apply to the decoded stream. A bomb therefore ends in the handler's 413
 // with at most the limit in memory besides the decoder's window (gzip and
-// deflate 32 KiB; zstd up to 8 MiB, larger windows refused; br up to the
-// 16 MiB of the format, which the decoder cannot lower), and a corrupt
+// deflate 32 KiB; zstd up to 8 MiB and br up to 4 MiB, larger windows
+// refused), and a corrupt
 // body in its 400, the error naming the coding ("gzip body: ..."). The
 // request the handler
 // sees has no Content-Encoding and no Content-Length (ContentLength -1).
@@ -260,7 +260,13 @@ func openDecoder(coding string, src io.Reader) (io.Reader, func(), error) {
 		f := flate.NewReader(br)
 		return f, func() { _ = f.Close() }, nil
 	case "br":
-		return brotli.NewReader(src), func() {}, nil
+		br := bufio.NewReaderSize(src, 64)
+		if hdr, _ := br.Peek(1); len(hdr) == 1 {
+			if bits := brotliWindowBits(hdr[0]); bits > maxBrotliWindowBits {
+				return nil, nil, fmt.Errorf("a window of 2^%d bytes is larger than the 2^%d decoded (the encoders' default; use a lower lgwin)", bits, maxBrotliWindowBits)
+			}
+		}
+		return brotli.NewReader(br), func() {}, nil
 	case "zstd":
 		d, err := zstd.NewReader(src,
 			zstd.WithDecoderConcurrency(1), // decode in the reading goroutine: no goroutines, one block buffer
@@ -273,6 +279,32 @@ func openDecoder(coding string, src io.Reader) (io.Reader, func(), error) {
 		return zstdReader{d}, d.Close, nil
 	}
 	return nil, nil, fmt.Errorf("unsupported coding %q", coding)
+}
+
+// maxBrotliWindowBits bounds the brotli windows decoded: 22 (4 MiB) is
+// the default of the reference encoder and its bindings. The decoder
+// sizes its buffer from the window the stream declares (up to 16 MiB for
+// a 14-byte body), and cannot be told a lower limit.
+const maxBrotliWindowBits = 22
+
+// brotliWindowBits reads WBITS from the first byte of a brotli stream
+// (RFC 7932 §9.1); 25 stands for the large-window extension, which is no
+// part of the content coding.
+func brotliWindowBits(b byte) int {
+	if b&1 == 0 {
+		return 16
+	}
+	if n := (b >> 1) & 7; n != 0 {
+		return 17 + int(n)
+	}
+	switch m := (b >> 4) & 7; m {
+	case 0:
+		return 17
+	case 1:
+		return 25
+	default:
+		return 8 + int(m)
+	}
 }
 
 // zstdReader explains the decoder's refusal of a window beyond the limit.

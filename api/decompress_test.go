@@ -271,7 +271,9 @@ func TestDecompressCorrupt(t *testing.T) {
 		{"zstd garbage", "zstd", notify, "zstd body: invalid input: magic number mismatch"},
 		{"zstd 9 MiB window", "zstd", zstdFrame(0x69, notify), "zstd body: window size exceeded (windows up to 8388608 bytes are decoded, RFC 9659)"},
 		{"gzip inside br", "gzip, br", brotlied(0)(t, notify), "gzip body: gzip: invalid header"},
-		{"br outside gzip", "gzip, br", gz, "br body: brotli: CL_SPACE"},
+		{"br outside gzip", "gzip, br", gz, "br body: a window of 2^24 bytes is larger than the 2^22 decoded (the encoders' default; use a lower lgwin)"},
+		{"br 16 MiB window", "br", brotlied(24)(t, notify), "br body: a window of 2^24 bytes is larger than the 2^22 decoded (the encoders' default; use a lower lgwin)"},
+		{"br 8 MiB window", "br", brotlied(23)(t, notify), "br body: a window of 2^23 bytes is larger than the 2^22 decoded (the encoders' default; use a lower lgwin)"},
 	}
 	t.Run("zstd 8 MiB window decodes", func(t *testing.T) {
 		if r := s.call(t, http.MethodPost, "/api/v1/notification", string(zstdFrame(0x68, notify)), http.Header{"Content-Encoding": {"zstd"}}); r.Status != 200 {
@@ -329,9 +331,9 @@ func TestDecompressCorrupt(t *testing.T) {
 // the decoder's window and the handler's buffer of the body limit
 // (64 KiB here), never the 10 MiB. The windows are part of the formats:
 // a zstd frame may ask for 8 MiB (RFC 9659; more is refused) and a
-// brotli stream for 16 MiB, which the decoders allocate; the small-window
-// rows show that nothing else grows with the bomb, the last two what the
-// largest windows cost.
+// brotli stream for 4 MiB (more is refused), which the decoders
+// allocate; the small-window rows show that nothing else grows with the
+// bomb, the last two what the largest windows cost.
 func TestDecompressBomb(t *testing.T) {
 	const limit = 64 << 10
 	s := start(t, setup{yaml: matrixConfig("", ""), edit: func(c *configs.Config) { c.Application.MaxBodyBytes = limit }})
@@ -349,7 +351,7 @@ func TestDecompressBomb(t *testing.T) {
 		{"zstd small window", "zstd", zstded(64 << 10), mib},
 		{"gzip, br", "gzip, br", then(gzipped, brotlied(16)), mib},
 		{"zstd 8 MiB window", "zstd", zstded(8 << 20), 8*mib + mib},
-		{"br 16 MiB window", "br", brotlied(24), 16*mib + mib},
+		{"br 4 MiB window", "br", brotlied(22), 4*mib + mib},
 	}
 	msg := "request body exceeds the limit of 65536 bytes"
 	for _, tc := range tests {
