@@ -11,74 +11,6 @@ import (
 	"unicode"
 )
 
-// Identifier handler names (the `type` of an identifier field).
-const (
-	// HandlerString accepts any non-empty string (key max_length).
-	HandlerString = "StringHandler"
-	// HandlerDate accepts dates (key canonical_format).
-	HandlerDate = "DateHandler"
-	// HandlerTime accepts times of day.
-	HandlerTime = "TimeHandler"
-	// HandlerEnum accepts one of a list of values (key values, required).
-	HandlerEnum = "EnumHandler"
-	// HandlerInt accepts integers (key range).
-	HandlerInt = "IntHandler"
-	// HandlerFloat accepts finite numbers (key range).
-	HandlerFloat = "FloatHandler"
-	// HandlerExpver accepts experiment versions (key default).
-	HandlerExpver = "ExpverHandler"
-	// HandlerPolygon accepts a closed polygon; the field must be named
-	// polygon.
-	HandlerPolygon = "PolygonHandler"
-	// HandlerPointCloud accepts a list of points (key max_points); the
-	// field must be named point_cloud.
-	HandlerPointCloud = "PointCloudHandler"
-)
-
-// Reserved identifier names.
-const (
-	// FieldPolygon is the only name a PolygonHandler field may have.
-	FieldPolygon = "polygon"
-	// FieldPointCloud is the only name a PointCloudHandler field may have.
-	FieldPointCloud = "point_cloud"
-	// FieldPoint is the spatial point filter of watch and replay; no
-	// field may be declared with this name.
-	FieldPoint = "point"
-)
-
-// handlerList names the handlers for messages.
-const handlerList = "StringHandler, DateHandler, TimeHandler, EnumHandler, IntHandler, FloatHandler, ExpverHandler, PolygonHandler or PointCloudHandler"
-
-// HandlerKeys returns the keys an identifier field of the given handler
-// type may hold (the common type, required and description first), and
-// false for an unknown handler.
-func HandlerKeys(handler string) ([]string, bool) {
-	keys := []string{"type", "required", "description"}
-	switch handler {
-	case HandlerString:
-		return append(keys, "max_length"), true
-	case HandlerDate:
-		return append(keys, "canonical_format"), true
-	case HandlerEnum:
-		return append(keys, "values"), true
-	case HandlerInt, HandlerFloat:
-		return append(keys, "range"), true
-	case HandlerExpver:
-		return append(keys, "default"), true
-	case HandlerPointCloud:
-		return append(keys, "max_points"), true
-	case HandlerTime, HandlerPolygon:
-		return keys, true
-	}
-	return nil, false
-}
-
-// IsSpatial reports whether a handler stores geometry as metadata rather
-// than as a subject token (PolygonHandler, PointCloudHandler).
-func IsSpatial(handler string) bool {
-	return handler == HandlerPolygon || handler == HandlerPointCloud
-}
-
 // Validate checks every startup rule of the reference (§19 startup
 // validation, §13 auth, §14 ECPDS, §10.2 topics, the schema guide) and
 // returns all problems as Problems, or nil. Load calls it; call it again
@@ -636,9 +568,9 @@ func (v *validator) identifier(s *Schema) map[string]*IdentifierField {
 		case !bareName(f.Name):
 			v.schema(s, p, "field names must not be empty or contain spaces, dots or slashes")
 		case f.Name == FieldPoint:
-			v.schema(s, p, "the name point is reserved for the spatial point filter of watch and replay; rename the field")
+			v.schema(s, p, "the name %s is reserved for the spatial point filter of watch and replay; rename the field", FieldPoint)
 		}
-		allowed, known := HandlerKeys(f.Type)
+		allowed, known := handlerKeys(f.Type)
 		switch {
 		case f.Type == "":
 			v.schema(s, p+".type", "required; one of %s", handlerList)
@@ -659,7 +591,7 @@ func (v *validator) identifier(s *Schema) map[string]*IdentifierField {
 		switch f.Type {
 		case HandlerEnum:
 			if f.Values == nil {
-				v.schema(s, p+".values", "required for EnumHandler; list the accepted values")
+				v.schema(s, p+".values", "required for %s; list the accepted values", HandlerEnum)
 			}
 		case HandlerInt, HandlerFloat:
 			if f.Range != nil && len(f.Range) != 2 {
@@ -676,21 +608,21 @@ func (v *validator) identifier(s *Schema) map[string]*IdentifierField {
 		}
 		switch {
 		case f.Type == HandlerPolygon && f.Name != FieldPolygon:
-			v.schema(s, p+".type", "a PolygonHandler field must be named polygon")
+			v.schema(s, p+".type", "a %s field must be named %s", HandlerPolygon, FieldPolygon)
 		case f.Type == HandlerPointCloud && f.Name != FieldPointCloud:
-			v.schema(s, p+".type", "a PointCloudHandler field must be named point_cloud")
+			v.schema(s, p+".type", "a %s field must be named %s", HandlerPointCloud, FieldPointCloud)
 		case f.Name == FieldPolygon && f.Type != HandlerPolygon:
-			v.schema(s, p+".type", "the name polygon is reserved for a PolygonHandler field; rename the field or use type: PolygonHandler")
+			v.schema(s, p+".type", "the name %[1]s is reserved for a %[2]s field; rename the field or use type: %[2]s", FieldPolygon, HandlerPolygon)
 		case f.Name == FieldPointCloud && f.Type != HandlerPointCloud:
-			v.schema(s, p+".type", "the name point_cloud is reserved for a PointCloudHandler field; rename the field or use type: PointCloudHandler")
+			v.schema(s, p+".type", "the name %[1]s is reserved for a %[2]s field; rename the field or use type: %[2]s", FieldPointCloud, HandlerPointCloud)
 		}
 	}
 	if pc := byName[FieldPointCloud]; pc != nil && pc.Type == HandlerPointCloud {
 		if _, ok := byName[FieldPolygon]; ok {
-			v.schema(s, "identifier.polygon", "a schema with a PointCloudHandler cannot declare polygon: watch and replay send polygon to filter the point cloud")
+			v.schema(s, "identifier."+FieldPolygon, "a schema with a %[1]s cannot declare %[2]s: watch and replay send %[2]s to filter the point cloud", HandlerPointCloud, FieldPolygon)
 		}
 		if s.Topic == nil {
-			v.schema(s, "identifier.point_cloud", "a PointCloudHandler needs a topic block")
+			v.schema(s, "identifier."+FieldPointCloud, "a %s needs a topic block", HandlerPointCloud)
 		}
 	}
 	return byName
@@ -718,7 +650,7 @@ func (v *validator) keyOrder(s *Schema, fields map[string]*IdentifierField) {
 		seen[k] = true
 	}
 	for _, f := range s.Identifier {
-		if f != nil && !IsSpatial(f.Type) && !seen[f.Name] {
+		if f != nil && !isSpatial(f.Type) && !seen[f.Name] {
 			v.schema(s, "topic.key_order", "field %s is declared but not listed; every ordinary identifier must be routed", quote(f.Name))
 		}
 	}
@@ -795,7 +727,7 @@ func (v *validator) ecpdsMatchKey(s *Schema, fields map[string]*IdentifierField)
 	case f == nil:
 		v.schema(s, "auth.plugins", "ecpds.match_key %s is not declared under identifier", quote(mk))
 		return
-	case IsSpatial(f.Type) || mk == FieldPolygon || mk == FieldPointCloud:
+	case isSpatial(f.Type) || mk == FieldPolygon || mk == FieldPointCloud:
 		v.schema(s, "auth.plugins", "ecpds.match_key %s is a spatial field; use an ordinary routing identifier such as destination", quote(mk))
 		return
 	case f.Required == nil || !*f.Required:

@@ -403,21 +403,25 @@ func TestValidateInCode(t *testing.T) {
 
 func TestHandlerKeys(t *testing.T) {
 	for _, h := range []string{HandlerString, HandlerDate, HandlerTime, HandlerEnum, HandlerInt, HandlerFloat, HandlerExpver, HandlerPolygon, HandlerPointCloud} {
-		keys, ok := HandlerKeys(h)
+		keys, ok := handlerKeys(h)
 		if !ok || len(keys) < 3 || keys[0] != "type" || keys[1] != "required" || keys[2] != "description" {
-			t.Errorf("HandlerKeys(%s) = %v, %v", h, keys, ok)
+			t.Errorf("handlerKeys(%s) = %v, %v", h, keys, ok)
 		}
-		if got := IsSpatial(h); got != (h == HandlerPolygon || h == HandlerPointCloud) {
-			t.Errorf("IsSpatial(%s) = %v", h, got)
+		if got := isSpatial(h); got != (h == HandlerPolygon || h == HandlerPointCloud) {
+			t.Errorf("isSpatial(%s) = %v", h, got)
 		}
 	}
-	if keys, ok := HandlerKeys("Nope"); ok || keys != nil {
-		t.Errorf("HandlerKeys(Nope) = %v, %v", keys, ok)
+	const wantList = "StringHandler, DateHandler, TimeHandler, EnumHandler, IntHandler, FloatHandler, ExpverHandler, PolygonHandler or PointCloudHandler"
+	if handlerList != wantList {
+		t.Errorf("handlerList = %q, want %q", handlerList, wantList)
+	}
+	if keys, ok := handlerKeys("Nope"); ok || keys != nil {
+		t.Errorf("handlerKeys(Nope) = %v, %v", keys, ok)
 	}
 	// Every key a handler allows is a yaml key of IdentifierField.
 	fields := yamlFields(reflect.TypeFor[IdentifierField]())
 	for _, h := range []string{HandlerString, HandlerDate, HandlerEnum, HandlerInt, HandlerExpver, HandlerPointCloud} {
-		keys, _ := HandlerKeys(h)
+		keys, _ := handlerKeys(h)
 		for _, k := range keys {
 			if _, ok := fields[k]; !ok {
 				t.Errorf("%s key %s is not a field of IdentifierField", h, k)

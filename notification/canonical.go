@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"herald/configs"
 	"herald/topic"
 )
 
@@ -241,7 +242,7 @@ func (s *Schema) Filter(ident map[string]json.RawMessage) (*Filter, error) {
 		if len(raw) > 0 && raw[0] == '{' {
 			c, ok := fd.Handler.(Constrainer)
 			if !ok {
-				return nil, invalid(fd.Name, "constraint objects are not supported by %s; only IntHandler, FloatHandler and EnumHandler fields accept them", fd.Handler.Type())
+				return nil, invalid(fd.Name, "constraint objects are not supported by %s; only %s, %s and %s fields accept them", fd.Handler.Type(), configs.HandlerInt, configs.HandlerFloat, configs.HandlerEnum)
 			}
 			op, operand, err := ParseConstraintObject(raw)
 			if err != nil {

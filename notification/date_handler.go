@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+
+	"herald/configs"
 )
 
 // Canonical formats of DateHandler.
@@ -40,8 +42,8 @@ func NewDateHandler(canonicalFormat *string) (*DateHandler, error) {
 	}
 }
 
-// Type returns "DateHandler".
-func (h *DateHandler) Type() string { return "DateHandler" }
+// Type returns configs.HandlerDate, "DateHandler".
+func (h *DateHandler) Type() string { return configs.HandlerDate }
 
 // Describe returns {"canonical_format": format}.
 func (h *DateHandler) Describe() map[string]any {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"herald/configs"
 )
 
 // EnumHandler accepts one of a configured list of values, ignoring case,
@@ -45,8 +47,8 @@ func NewEnumHandler(values []string) (*EnumHandler, error) {
 	return h, nil
 }
 
-// Type returns "EnumHandler".
-func (h *EnumHandler) Type() string { return "EnumHandler" }
+// Type returns configs.HandlerEnum, "EnumHandler".
+func (h *EnumHandler) Type() string { return configs.HandlerEnum }
 
 // Canonical lowercases value and checks it is one of the allowed values.
 func (h *EnumHandler) Canonical(value string) (string, error) {
@@ -78,7 +80,7 @@ func (h *EnumHandler) Describe() map[string]any {
 func (h *EnumHandler) Constraint(op string, operand json.RawMessage) (Constraint, error) {
 	cop, ok := constraintOps[op]
 	if !ok || (cop != constraintEq && cop != constraintIn) {
-		return nil, fmt.Errorf("unknown constraint operator %q for an EnumHandler field; allowed operators: %s", op, constraintEnumOperators)
+		return nil, fmt.Errorf("unknown constraint operator %q for an %s field; allowed operators: %s", op, configs.HandlerEnum, constraintEnumOperators)
 	}
 	raws, err := constraintOperands(cop, op, operand)
 	if err != nil {

@@ -3,6 +3,8 @@ package notification
 import (
 	"errors"
 	"fmt"
+
+	"herald/configs"
 )
 
 // ExpverHandler canonicalises experiment versions (reference §7): a value
@@ -28,8 +30,8 @@ func NewExpverHandler(def *string) (*ExpverHandler, error) {
 	return &ExpverHandler{def: &d, defCanonical: expverCanonical(d)}, nil
 }
 
-// Type returns "ExpverHandler".
-func (h *ExpverHandler) Type() string { return "ExpverHandler" }
+// Type returns configs.HandlerExpver, "ExpverHandler".
+func (h *ExpverHandler) Type() string { return configs.HandlerExpver }
 
 // Canonical returns the canonical experiment version; an empty value is
 // replaced by the default, or rejected when there is none.

@@ -8,6 +8,8 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+
+	"herald/configs"
 )
 
 // FloatHandler accepts finite 64-bit floats, optionally inside an
@@ -52,8 +54,8 @@ func NewFloatHandler(rng []string) (*FloatHandler, error) {
 	return &FloatHandler{hasRange: true, min: bounds[0], max: bounds[1]}, nil
 }
 
-// Type returns "FloatHandler".
-func (h *FloatHandler) Type() string { return "FloatHandler" }
+// Type returns configs.HandlerFloat, "FloatHandler".
+func (h *FloatHandler) Type() string { return configs.HandlerFloat }
 
 // Canonical parses value as a finite f64, checks the range and prints it.
 func (h *FloatHandler) Canonical(value string) (string, error) {
@@ -89,7 +91,7 @@ func (h *FloatHandler) Describe() map[string]any {
 func (h *FloatHandler) Constraint(op string, operand json.RawMessage) (Constraint, error) {
 	cop, ok := constraintOps[op]
 	if !ok {
-		return nil, fmt.Errorf("unknown constraint operator %q for a FloatHandler field; allowed operators: %s", op, constraintNumericOperators)
+		return nil, fmt.Errorf("unknown constraint operator %q for a %s field; allowed operators: %s", op, configs.HandlerFloat, constraintNumericOperators)
 	}
 	raws, err := constraintOperands(cop, op, operand)
 	if err != nil {

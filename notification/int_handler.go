@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"herald/configs"
 )
 
 // IntHandler accepts signed 64-bit integers, optionally inside an
@@ -40,8 +42,8 @@ func NewIntHandler(rng []string) (*IntHandler, error) {
 	return &IntHandler{hasRange: true, min: bounds[0], max: bounds[1]}, nil
 }
 
-// Type returns "IntHandler".
-func (h *IntHandler) Type() string { return "IntHandler" }
+// Type returns configs.HandlerInt, "IntHandler".
+func (h *IntHandler) Type() string { return configs.HandlerInt }
 
 // Canonical parses value as an i64, checks the range and prints it in
 // decimal.
@@ -72,7 +74,7 @@ func (h *IntHandler) Describe() map[string]any {
 func (h *IntHandler) Constraint(op string, operand json.RawMessage) (Constraint, error) {
 	cop, ok := constraintOps[op]
 	if !ok {
-		return nil, fmt.Errorf("unknown constraint operator %q for an IntHandler field; allowed operators: %s", op, constraintNumericOperators)
+		return nil, fmt.Errorf("unknown constraint operator %q for an %s field; allowed operators: %s", op, configs.HandlerInt, constraintNumericOperators)
 	}
 	raws, err := constraintOperands(cop, op, operand)
 	if err != nil {

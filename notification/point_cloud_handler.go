@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"herald/configs"
 )
 
 // PointCloudHandler is the handler of the reserved point_cloud identifier:
@@ -31,8 +33,8 @@ func NewPointCloudHandler(maxPoints *int) (*PointCloudHandler, error) {
 // MaxPoints returns the configured point limit.
 func (h *PointCloudHandler) MaxPoints() int { return h.maxPoints }
 
-// Type returns "PointCloudHandler".
-func (h *PointCloudHandler) Type() string { return "PointCloudHandler" }
+// Type returns configs.HandlerPointCloud, "PointCloudHandler".
+func (h *PointCloudHandler) Type() string { return configs.HandlerPointCloud }
 
 // Canonical always fails: a point cloud has no string form and is never a
 // subject token.

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"herald/configs"
 )
 
 // geoPolygonForms lists the polygon input forms for error messages.
@@ -19,8 +21,8 @@ type PolygonHandler struct{}
 // NewPolygonHandler returns the polygon handler; it has no settings.
 func NewPolygonHandler() *PolygonHandler { return &PolygonHandler{} }
 
-// Type returns "PolygonHandler".
-func (h *PolygonHandler) Type() string { return "PolygonHandler" }
+// Type returns configs.HandlerPolygon, "PolygonHandler".
+func (h *PolygonHandler) Type() string { return configs.HandlerPolygon }
 
 // Canonical parses a polygon given as text, either a JSON array of
 // [lat,lon] pairs or the comma-separated form "(lat,lon,...)" with or

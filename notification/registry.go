@@ -206,23 +206,23 @@ func newHandler(fc *configs.IdentifierField) (Handler, error) {
 		err error
 	)
 	switch fc.Type {
-	case "StringHandler":
+	case configs.HandlerString:
 		h, err = asHandler(NewStringHandler(fc.MaxLength))
-	case "DateHandler":
+	case configs.HandlerDate:
 		h, err = asHandler(NewDateHandler(fc.CanonicalFormat))
-	case "TimeHandler":
+	case configs.HandlerTime:
 		h = NewTimeHandler()
-	case "EnumHandler":
+	case configs.HandlerEnum:
 		h, err = asHandler(NewEnumHandler(fc.Values))
-	case "IntHandler":
+	case configs.HandlerInt:
 		h, err = asHandler(NewIntHandler(fc.Range))
-	case "FloatHandler":
+	case configs.HandlerFloat:
 		h, err = asHandler(NewFloatHandler(fc.Range))
-	case "ExpverHandler":
+	case configs.HandlerExpver:
 		h, err = asHandler(NewExpverHandler(fc.Default))
-	case "PolygonHandler":
+	case configs.HandlerPolygon:
 		h = NewPolygonHandler()
-	case "PointCloudHandler":
+	case configs.HandlerPointCloud:
 		h, err = asHandler(NewPointCloudHandler(fc.MaxPoints))
 	default:
 		err = fmt.Errorf("unknown handler type %q", fc.Type)

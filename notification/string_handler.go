@@ -1,6 +1,10 @@
 package notification
 
-import "fmt"
+import (
+	"fmt"
+
+	"herald/configs"
+)
 
 // StringHandler accepts any non-empty string unchanged, optionally no
 // longer than max_length UTF-8 bytes (reference §7).
@@ -20,8 +24,8 @@ func NewStringHandler(maxLength *int) (*StringHandler, error) {
 	return &StringHandler{maxLength: *maxLength}, nil
 }
 
-// Type returns "StringHandler".
-func (h *StringHandler) Type() string { return "StringHandler" }
+// Type returns configs.HandlerString, "StringHandler".
+func (h *StringHandler) Type() string { return configs.HandlerString }
 
 // Canonical returns value unchanged if it is non-empty and within
 // max_length bytes.

@@ -3,6 +3,8 @@ package notification
 import (
 	"fmt"
 	"strings"
+
+	"herald/configs"
 )
 
 // TimeHandler canonicalises times of day to four-digit HHMM (reference §7):
@@ -13,8 +15,8 @@ type TimeHandler struct{}
 // NewTimeHandler builds a TimeHandler; it has no options.
 func NewTimeHandler() *TimeHandler { return &TimeHandler{} }
 
-// Type returns "TimeHandler".
-func (h *TimeHandler) Type() string { return "TimeHandler" }
+// Type returns configs.HandlerTime, "TimeHandler".
+func (h *TimeHandler) Type() string { return configs.HandlerTime }
 
 // timeFormats lists the accepted forms for error messages.
 const timeFormats = "H, HH, H:MM, HH:MM or HHMM with hours 0-23 and minutes 00-59"
