@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"herald/api/httperr"
+	"herald/configs"
 	"herald/engine"
 	"herald/notification"
 )
@@ -36,7 +37,7 @@ func (h *Handlers) Notify(w http.ResponseWriter, r *http.Request) {
 		writeRequestError(w, r, notifyEndpoint, err)
 		return
 	}
-	if _, ok := req.Identifier[notification.PointField]; ok {
+	if _, ok := req.Identifier[configs.FieldPoint]; ok {
 		// `point` is refused before authorisation (reference §3 step 1);
 		// Schema.Notify checks it first and owns the message.
 		_, err := s.Notify(req.Identifier, req.Payload)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"herald/configs"
 	"herald/engine"
 	"herald/notification"
 	"herald/stream"
@@ -678,7 +679,7 @@ func (h *Handlers) notifyOne(ctx context.Context, set *Settings, body []byte, id
 		code, msg, _ = requestError(notifyEndpoint, err)
 		return "", code, msg
 	}
-	if _, ok := req.Identifier[notification.PointField]; !ok {
+	if _, ok := req.Identifier[configs.FieldPoint]; !ok {
 		if denied := set.Auth.DecideStream(streamAuth(sc), ident, OpWrite); denied != nil {
 			return "", denied.Kind.Code(), denied.Message
 		}

@@ -24,8 +24,8 @@ var nullPayload = []byte("null")
 // canonicalised by its handler, the payload requirement is checked, and the
 // subject is built from base and key_order. Errors are *ValidationError.
 func (s *Schema) Notify(ident map[string]json.RawMessage, payload json.RawMessage) (*Notification, error) {
-	if _, ok := ident[PointField]; ok {
-		return nil, &ValidationError{Field: PointField,
+	if _, ok := ident[configs.FieldPoint]; ok {
+		return nil, &ValidationError{Field: configs.FieldPoint,
 			Message: "identifier 'point' is only allowed on watch and replay (it filters by location); notifications carry a polygon or point_cloud instead",
 			Detail:  "'point' is a query-time filter"}
 	}
@@ -170,22 +170,22 @@ func (s *Schema) notifyGeneric(ident map[string]json.RawMessage, payload json.Ra
 // a malformed point, point on a schema without polygons, point_cloud sent
 // by a subscriber.
 func (s *Schema) CheckSpatial(ident map[string]json.RawMessage) error {
-	rawPoint, hasPoint := ident[PointField]
-	_, hasPolygon := ident[PolygonField]
+	rawPoint, hasPoint := ident[configs.FieldPoint]
+	_, hasPolygon := ident[configs.FieldPolygon]
 	if hasPoint && hasPolygon {
 		return requestInvalid("identifier cannot contain both 'polygon' and 'point': send one spatial filter")
 	}
-	if _, ok := ident[PointCloudField]; ok && s.Geometry != nil && s.Geometry.Name == PointCloudField {
-		return &ValidationError{Field: PointCloudField,
+	if _, ok := ident[configs.FieldPointCloud]; ok && s.Geometry != nil && s.Geometry.Name == configs.FieldPointCloud {
+		return &ValidationError{Field: configs.FieldPointCloud,
 			Message: "subscribers must not send 'point_cloud'; send a closed 'polygon' to select notifications with a point inside it",
 			Detail:  "point_cloud is provider-only"}
 	}
 	if hasPoint {
 		if _, err := ParsePoint(rawPoint); err != nil {
-			return invalid(PointField, "%v", err)
+			return invalid(configs.FieldPoint, "%v", err)
 		}
-		if s.Generic || s.Geometry == nil || s.Geometry.Name != PolygonField {
-			return &ValidationError{Field: PointField,
+		if s.Generic || s.Geometry == nil || s.Geometry.Name != configs.FieldPolygon {
+			return &ValidationError{Field: configs.FieldPoint,
 				Message: "identifier 'point' is only available on event types with a polygon field; '" + s.Name + "' has none",
 				Detail:  "no polygon field"}
 		}
@@ -275,23 +275,23 @@ func (s *Schema) Filter(ident map[string]json.RawMessage) (*Filter, error) {
 }
 
 func (s *Schema) spatialFilter(fd *Field, ident map[string]json.RawMessage, f *Filter) error {
-	rawPoly, hasPoly := ident[PolygonField]
-	rawPoint, hasPoint := ident[PointField]
+	rawPoly, hasPoly := ident[configs.FieldPolygon]
+	rawPoint, hasPoint := ident[configs.FieldPoint]
 	switch {
 	case hasPoly:
 		g, err := ParsePolygon(rawPoly)
 		if err != nil {
-			return invalid(PolygonField, "%v", err)
+			return invalid(configs.FieldPolygon, "%v", err)
 		}
 		f.Spatial = IntersectsFilter(g)
-	case hasPoint && fd.Name == PolygonField:
+	case hasPoint && fd.Name == configs.FieldPolygon:
 		p, err := ParsePoint(rawPoint)
 		if err != nil {
-			return invalid(PointField, "%v", err)
+			return invalid(configs.FieldPoint, "%v", err)
 		}
 		f.Spatial = ContainsPointFilter(p)
 	case fd.Required:
-		if fd.Name == PointCloudField {
+		if fd.Name == configs.FieldPointCloud {
 			return &ValidationError{Field: fd.Name,
 				Message: "required field 'point_cloud' is missing: subscribers send a closed 'polygon' to select point clouds",
 				Detail:  "missing field 'polygon'"}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"herald/configs"
 )
 
 // ceTemplate holds the constant parts of one event type's CloudEvents.
@@ -151,9 +153,9 @@ func appendGenericIdentifier(b []byte, n *Notification) []byte {
 	}
 	geomKey := ""
 	if g := n.Geometry; g != nil {
-		geomKey = PolygonField
+		geomKey = configs.FieldPolygon
 		if g.Kind == PointCloudGeometry {
-			geomKey = PointCloudField
+			geomKey = configs.FieldPointCloud
 		}
 		if _, clash := n.Identifier[geomKey]; !clash {
 			keys = append(keys, geomKey)

@@ -11,13 +11,6 @@ import (
 	"herald/topic"
 )
 
-// Reserved identifier names with spatial meaning.
-const (
-	PolygonField    = "polygon"
-	PointCloudField = "point_cloud"
-	PointField      = "point"
-)
-
 // GeometryHandler is implemented by the spatial handlers: they turn a raw
 // JSON identifier value into a Geometry.
 type GeometryHandler interface {
