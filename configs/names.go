@@ -2,9 +2,9 @@ package configs
 
 import "strings"
 
-// This file holds the names that the config file shares with the
-// runtime: the identifier handler names and the reserved spatial field
-// names. configs is the lowest herald
+// This file holds the names and the syntax rule that the config file shares
+// with the runtime: the identifier handler names, the reserved spatial
+// field names and the topic base rule. configs is the lowest herald
 // package, so notification, handlers and jetstream take them from here
 // instead of spelling them again.
 
@@ -95,4 +95,34 @@ func isSpatial(handler string) bool {
 		}
 	}
 	return false
+}
+
+// MaxBaseBytes bounds a topic base, and so a stream name (JetStream
+// refuses stream names longer than 255 bytes).
+const MaxBaseBytes = 255
+
+// BaseRule states the rule ValidBase checks, for error messages.
+const BaseRule = "[A-Za-z0-9][A-Za-z0-9_-]*, at most 255 bytes"
+
+// ValidBase reports whether s is a valid topic base:
+// [A-Za-z0-9][A-Za-z0-9_-]* and at most MaxBaseBytes long. A base names
+// the event type's subjects and its JetStream stream; the config file
+// declares it (topic.base, or the event type's name), and notify, the
+// admin endpoints and the JetStream engine check names against the same
+// rule.
+func ValidBase(s string) bool {
+	if s == "" || len(s) > MaxBaseBytes {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
+		if i == 0 && !alnum {
+			return false
+		}
+		if !alnum && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
 }

@@ -482,23 +482,6 @@ func (v *validator) ecpds() {
 	v.oneOf("ecpds.partial_outage_policy", e.PartialOutagePolicy, ECPDSStrict, ECPDSAnySuccess)
 }
 
-// validBase reports whether s matches [A-Za-z0-9][A-Za-z0-9_-]*.
-func validBase(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case (c == '_' || c == '-') && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // plural formats "1 value", "3 values".
 func plural(n int, noun string) string {
 	if n == 1 {
@@ -541,9 +524,11 @@ func (v *validator) base(s *Schema, bases map[string]*Schema) {
 	switch {
 	case s.Topic != nil && base == "":
 		v.schema(s, field, "required when the topic block is present")
-	case s.Topic != nil && !validBase(base):
+	case len(base) > MaxBaseBytes:
+		v.schema(s, field, "%s is %d bytes long; a topic base has at most %d bytes (it names the event type's JetStream stream)", quote(base), len(base), MaxBaseBytes)
+	case s.Topic != nil && !ValidBase(base):
 		v.schema(s, field, "%s is not a valid base; use letters, digits, _ and -, starting with a letter or digit", quote(base))
-	case !validBase(base):
+	case !ValidBase(base):
 		v.schema(s, field, "without a topic block the event type name is the topic base, and %s is not a valid base (letters, digits, _ and -, starting with a letter or digit); add a topic block", quote(base))
 	default:
 		key := strings.ToLower(base)

@@ -240,6 +240,8 @@ notification_backend: {kind: in_memory}
 			[]string{`notification_schema.m (line 4): topic.base: "_m" is not a valid base; use letters, digits, _ and -, starting with a letter or digit`}},
 		{"base pattern unicode", schemaDoc("in_memory", "    topic: {base: mé, key_order: [a]}\n    identifier: {a: {type: StringHandler, required: true}}\n", ""),
 			[]string{`notification_schema.m (line 4): topic.base: "mé" is not a valid base; use letters, digits, _ and -, starting with a letter or digit`}},
+		{"base too long", schemaDoc("in_memory", "    topic: {base: "+strings.Repeat("b", 256)+", key_order: [a]}\n    identifier: {a: {type: StringHandler, required: true}}\n", ""),
+			[]string{`notification_schema.m (line 4): topic.base: "` + strings.Repeat("b", 60) + `..." is 256 bytes long; a topic base has at most 255 bytes (it names the event type's JetStream stream)`}},
 		{"event name as base", "application: {host: h, port: 1}\nnotification_backend: {kind: in_memory}\nnotification_schema:\n  my.event:\n    identifier: {a: {type: StringHandler, required: true}}\n  Good-1_x: {}\n",
 			[]string{`notification_schema.my.event (line 4): topic: without a topic block the event type name is the topic base, and "my.event" is not a valid base (letters, digits, _ and -, starting with a letter or digit); add a topic block`}},
 		{"duplicate base ignoring case", schemaDoc("in_memory", okFields, "  other:\n    topic: {base: M, key_order: [a]}\n    identifier: {a: {type: StringHandler, required: true}}\n  M: {}\n"), []string{

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"herald/configs"
-	"herald/topic"
 )
 
 // Defaults of Options; the Aviso ones come from reference §19/§20.3.
@@ -326,8 +325,8 @@ func (o Options) check() error {
 	}
 	seen := map[string]string{}
 	for _, s := range o.Streams {
-		if !topic.ValidBase(s.Base) {
-			return fmt.Errorf("stream of event type %q: topic base %q must match [A-Za-z0-9][A-Za-z0-9_-]*", s.EventType, s.Base)
+		if !configs.ValidBase(s.Base) {
+			return fmt.Errorf("stream of event type %q: topic base %q must match %s", s.EventType, s.Base, configs.BaseRule)
 		}
 		name := StreamName(s.Base)
 		if other, dup := seen[name]; dup {

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"herald/configs"
-	"herald/topic"
 )
 
 // GeometryHandler is implemented by the spatial handlers: they turn a raw
@@ -185,8 +184,8 @@ func (r *Registry) compile(sc *configs.Schema) (*Schema, error) {
 		f.Pos = i + 1
 		s.KeyOrder = append(s.KeyOrder, f)
 	}
-	if !topic.ValidBase(s.Base) {
-		return nil, fmt.Errorf("notification_schema.%s: topic base %q must match %s", sc.Name, s.Base, topic.BaseRule)
+	if !configs.ValidBase(s.Base) {
+		return nil, fmt.Errorf("notification_schema.%s: topic base %q must match %s", sc.Name, s.Base, configs.BaseRule)
 	}
 	s.ce = newCETemplate(r.baseURL, s.Name)
 	s.ceFields = ceFieldOrder(s)
@@ -282,8 +281,8 @@ func (r *Registry) Lookup(eventType string) (*Schema, error) {
 	if r.strict {
 		return nil, &UnknownEventTypeError{EventType: eventType, Configured: r.Names()}
 	}
-	if !topic.ValidBase(eventType) {
-		return nil, requestInvalid("event type '%s' has no schema and is not a valid topic base: it must match %s", eventType, topic.BaseRule)
+	if !configs.ValidBase(eventType) {
+		return nil, requestInvalid("event type '%s' has no schema and is not a valid topic base: it must match %s", eventType, configs.BaseRule)
 	}
 	if s, ok := r.byBase[eventType]; ok {
 		return nil, requestInvalid("event type '%s' has no schema, and its name is the topic base of event type '%s'", eventType, s.Name)

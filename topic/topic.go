@@ -293,28 +293,6 @@ func Generic(eventType string, identifier map[string]string) []string {
 	return tokens
 }
 
-// BaseRule states the rule ValidBase checks, for error messages.
-const BaseRule = "[A-Za-z0-9][A-Za-z0-9_-]*, at most 255 bytes"
-
-// ValidBase reports whether s is a valid topic base:
-// [A-Za-z0-9][A-Za-z0-9_-]* and at most MaxBaseBytes long.
-func ValidBase(s string) bool {
-	if s == "" || len(s) > MaxBaseBytes {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		alnum := ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
-		if i == 0 && !alnum {
-			return false
-		}
-		if !alnum && c != '_' && c != '-' {
-			return false
-		}
-	}
-	return true
-}
-
 // Length limits. NATS refuses a protocol line longer than its
 // max_control_line (4,096 bytes by default on every nats-server) and drops
 // the connection that sent it. The JetStream API puts a replay's subject
@@ -322,16 +300,13 @@ func ValidBase(s string) bool {
 // stream and consumer names and a reply inbox, so herald bounds what it
 // lets a request put there well below that line: a request whose subject
 // or filter would exceed MaxSubjectBytes, or that names a stream longer
-// than MaxBaseBytes, is refused when it is parsed.
-const (
-	// MaxSubjectBytes bounds a subject in its NATS wire form (percent
-	// escapes included, see AppendWireToken): a notification's subject,
-	// and the subject pattern of a watch or replay.
-	MaxSubjectBytes = 2048
-	// MaxBaseBytes bounds a topic base, and so a stream name (JetStream
-	// refuses stream names longer than 255 bytes).
-	MaxBaseBytes = 255
-)
+// than a topic base may be (configs.MaxBaseBytes), is refused when it is
+// parsed.
+//
+// MaxSubjectBytes bounds a subject in its NATS wire form (percent escapes
+// included, see AppendWireToken): a notification's subject, and the
+// subject pattern of a watch or replay.
+const MaxSubjectBytes = 2048
 
 const hexDigits = "0123456789ABCDEF"
 

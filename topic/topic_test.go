@@ -324,36 +324,6 @@ func TestGeneric(t *testing.T) {
 	}
 }
 
-func TestValidBase(t *testing.T) {
-	tests := []struct {
-		in   string
-		want bool
-	}{
-		{"weather", true},
-		{"Weather_v2", true},
-		{"a", true},
-		{"0abc", true},
-		{"a-b_c-", true},
-		{"MARS", true},
-		{"", false},
-		{"_a", false},
-		{"-a", false},
-		{"a.b", false},
-		{"a b", false},
-		{"a*", false},
-		{"a>", false},
-		{"a%", false},
-		{"ü", false},
-		{"aü", false},
-		{"a/b", false},
-	}
-	for _, tt := range tests {
-		if got := ValidBase(tt.in); got != tt.want {
-			t.Errorf("ValidBase(%q) = %v, want %v", tt.in, got, tt.want)
-		}
-	}
-}
-
 func FuzzDecodeToken(f *testing.F) {
 	for _, s := range []string{
 		"", "abc", "1%2E45", "1%2525", "%2e", "%", "%4", "%GG", "%FF", "%C3%BC",
