@@ -21,6 +21,10 @@ const (
 	DefaultMaxStreamsPerClient = 256
 	// DefaultCORSMaxAgeSec is application.cors.max_age_sec when unset.
 	DefaultCORSMaxAgeSec = 600
+	// DefaultReplayBatchSize is watch_endpoint.replay_batch_size: the
+	// stored records one history page fetches. The stream runner and the
+	// handlers' settings fall back to it too.
+	DefaultReplayBatchSize = 100
 )
 
 // defaultCORSHeaders are application.cors.allowed_headers when unset.
@@ -83,7 +87,7 @@ func Default() Config {
 		WatchEndpoint: WatchEndpoint{
 			SSEHeartbeatIntervalSec:          30,
 			ConnectionMaxDurationSec:         3600,
-			ReplayBatchSize:                  100,
+			ReplayBatchSize:                  DefaultReplayBatchSize,
 			MaxHistoricalNotifications:       10000,
 			ReplayBatchDelayMs:               100,
 			ConcurrentNotificationProcessing: 15,

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"herald/api/httperr"
+	"herald/configs"
 	"herald/engine"
 	"herald/notification"
 	"herald/stream"
@@ -83,7 +84,8 @@ type WatchSettings struct {
 	Heartbeat time.Duration
 	// MaxDuration ends a watch after that long (0: never).
 	MaxDuration time.Duration
-	// ReplayBatchSize is the history page size (default 100).
+	// ReplayBatchSize is the history page size (default
+	// configs.DefaultReplayBatchSize).
 	ReplayBatchSize int
 	// ReplayBatchDelay is the pause between history pages.
 	ReplayBatchDelay time.Duration
@@ -104,7 +106,7 @@ func (s Settings) withDefaults() *Settings {
 		s.MaxBodyBytes = 1 << 20
 	}
 	if s.Watch.ReplayBatchSize <= 0 {
-		s.Watch.ReplayBatchSize = stream.DefaultPageSize
+		s.Watch.ReplayBatchSize = configs.DefaultReplayBatchSize
 	}
 	if s.Watch.LiveQueueSize <= 0 {
 		s.Watch.LiveQueueSize = engine.DefaultQueueSize

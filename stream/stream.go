@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"time"
 
+	"herald/configs"
 	"herald/engine"
 )
 
@@ -70,7 +71,7 @@ type Spec struct {
 	// ends with HistoryLimit once the cap is delivered (0 = no cap).
 	HistoryCap int
 	// PageSize is the number of stored records fetched per history page
-	// (default 100).
+	// (configs.DefaultReplayBatchSize when not positive).
 	PageSize int
 	// PageDelay is the pause between history pages.
 	PageDelay time.Duration
@@ -238,9 +239,6 @@ func (s *Stop) Error() string {
 	return "stream stopped: " + s.Reason.String()
 }
 
-// DefaultPageSize is the history page size when Spec.PageSize is unset.
-const DefaultPageSize = 100
-
 // Run runs one stream until it ends and returns why. ctx bounds it: its
 // cancellation with a *Stop cause ends the stream with that reason; any
 // other cancellation means the client went away. Run calls sink only from
@@ -248,7 +246,7 @@ const DefaultPageSize = 100
 func Run(ctx context.Context, eng engine.Engine, spec Spec, sink Sink) End {
 	r := &runner{ctx: ctx, eng: eng, spec: spec, sink: sink}
 	if spec.PageSize <= 0 {
-		r.spec.PageSize = DefaultPageSize
+		r.spec.PageSize = configs.DefaultReplayBatchSize
 	}
 	r.due, _ = sink.(Deadliner)
 	return r.run()
