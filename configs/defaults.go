@@ -25,6 +25,13 @@ const (
 	// stored records one history page fetches. The stream runner and the
 	// handlers' settings fall back to it too.
 	DefaultReplayBatchSize = 100
+	// DefaultLiveQueueSize is watch_endpoint.live_queue_size: the live
+	// records one watcher may have waiting, and the engine's queue bound
+	// for a subscription that sets none. It is large enough for a watch
+	// to buffer live records while it replays a long history; the memory
+	// it costs is proportional to the records actually waiting, not to
+	// the bound.
+	DefaultLiveQueueSize = 4096
 )
 
 // defaultCORSHeaders are application.cors.allowed_headers when unset.
@@ -91,7 +98,7 @@ func Default() Config {
 			MaxHistoricalNotifications:       10000,
 			ReplayBatchDelayMs:               100,
 			ConcurrentNotificationProcessing: 15,
-			LiveQueueSize:                    4096,
+			LiveQueueSize:                    DefaultLiveQueueSize,
 			MaxLagSec:                        DefaultMaxLagSec,
 			StreamSendBufferBytes:            DefaultStreamSendBufferBytes,
 			MaxStreamsPerUser:                DefaultMaxStreamsPerUser,

@@ -160,7 +160,7 @@ type HistoryReader interface {
 // SubscribeOptions configure a live subscription.
 type SubscribeOptions struct {
 	// QueueSize bounds the records waiting for the subscriber (default
-	// DefaultQueueSize). Memory is spent only on records actually
+	// configs.DefaultLiveQueueSize). Memory is spent only on records actually
 	// waiting; above 32 the bound may be exceeded by the one record
 	// being handed over to the subscription's channel.
 	QueueSize int

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+
+	"herald/configs"
 )
 
 // OverflowPolicy says what a subscriber's queue does with a live record
@@ -46,12 +48,6 @@ func (p OverflowPolicy) String() string {
 	}
 	return "unknown"
 }
-
-// DefaultQueueSize is the queue bound used when SubscribeOptions.QueueSize
-// is not positive. It is large enough for a watch to buffer live records
-// while it replays a long history; the memory it costs is proportional to
-// the records actually waiting, not to the bound (see queue).
-const DefaultQueueSize = 4096
 
 // queueChanCap bounds the channel part of a queue; records beyond it wait
 // in a spill buffer that grows only while it is used.
@@ -128,11 +124,11 @@ type queue struct {
 	stopped bool
 }
 
-// newQueue returns an empty queue bounded to size records (DefaultQueueSize
-// when size <= 0). Unknown policies behave as CloseOnOverflow.
+// newQueue returns an empty queue bounded to size records
+// (configs.DefaultLiveQueueSize when size <= 0). Unknown policies behave as CloseOnOverflow.
 func newQueue(size int, policy OverflowPolicy) *queue {
 	if size <= 0 {
-		size = DefaultQueueSize
+		size = configs.DefaultLiveQueueSize
 	}
 	if policy > BlockOnOverflow {
 		policy = CloseOnOverflow

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"herald/configs"
 )
 
 func TestOverflowPolicyString(t *testing.T) {
@@ -81,12 +83,12 @@ func TestQueueSpilledBound(t *testing.T) {
 		{queueChanCap + 1, CloseOnOverflow, offerOverflow},
 		{queueChanCap + 2, DropOnOverflow, offerDropped},
 		{3 * queueChanCap, BlockOnOverflow, offerWait},
-		{0, CloseOnOverflow, offerOverflow}, // DefaultQueueSize
+		{0, CloseOnOverflow, offerOverflow}, // configs.DefaultLiveQueueSize
 	}
 	for _, c := range cases {
 		size := c.size
 		if size == 0 {
-			size = DefaultQueueSize
+			size = configs.DefaultLiveQueueSize
 		}
 		qu := newQueue(c.size, c.policy)
 		accepted := 0

@@ -90,7 +90,7 @@ type WatchSettings struct {
 	// ReplayBatchDelay is the pause between history pages.
 	ReplayBatchDelay time.Duration
 	// LiveQueueSize bounds the live notifications one watcher may have
-	// waiting (default 4096).
+	// waiting (default configs.DefaultLiveQueueSize).
 	LiveQueueSize int
 	// MaxLag ends a watcher whose oldest undelivered notification waited
 	// longer (default 30 s).
@@ -109,7 +109,7 @@ func (s Settings) withDefaults() *Settings {
 		s.Watch.ReplayBatchSize = configs.DefaultReplayBatchSize
 	}
 	if s.Watch.LiveQueueSize <= 0 {
-		s.Watch.LiveQueueSize = engine.DefaultQueueSize
+		s.Watch.LiveQueueSize = configs.DefaultLiveQueueSize
 	}
 	if s.Watch.MaxLag <= 0 {
 		s.Watch.MaxLag = DefaultMaxLag

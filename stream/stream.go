@@ -626,5 +626,5 @@ func (r *runner) queueSize() int {
 	if r.spec.QueueSize > 0 {
 		return r.spec.QueueSize
 	}
-	return engine.DefaultQueueSize
+	return configs.DefaultLiveQueueSize
 }
