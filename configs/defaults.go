@@ -32,6 +32,10 @@ const (
 	// it costs is proportional to the records actually waiting, not to
 	// the bound.
 	DefaultLiveQueueSize = 4096
+	// DefaultMaxHistoricalNotifications is
+	// watch_endpoint.max_historical_notifications: the replay cap of
+	// event types that set none.
+	DefaultMaxHistoricalNotifications = 10000
 )
 
 // defaultCORSHeaders are application.cors.allowed_headers when unset.
@@ -95,7 +99,7 @@ func Default() Config {
 			SSEHeartbeatIntervalSec:          30,
 			ConnectionMaxDurationSec:         3600,
 			ReplayBatchSize:                  DefaultReplayBatchSize,
-			MaxHistoricalNotifications:       10000,
+			MaxHistoricalNotifications:       DefaultMaxHistoricalNotifications,
 			ReplayBatchDelayMs:               100,
 			ConcurrentNotificationProcessing: 15,
 			LiveQueueSize:                    DefaultLiveQueueSize,

@@ -94,9 +94,6 @@ func NewRegistry(cfg *configs.Config) (*Registry, error) {
 	if r.baseURL == "" {
 		r.baseURL = "http://localhost"
 	}
-	if r.defaultCap <= 0 {
-		r.defaultCap = 10000
-	}
 	if cfg.NotificationSchemaStrict != nil {
 		r.strict = *cfg.NotificationSchemaStrict
 	} else {
