@@ -36,6 +36,15 @@ const (
 	// watch_endpoint.max_historical_notifications: the replay cap of
 	// event types that set none.
 	DefaultMaxHistoricalNotifications = 10000
+	// DefaultMaxHistoryPerTopic is
+	// notification_backend.in_memory.max_history_per_topic: the in-memory
+	// history kept per exact subject; only the latest notification
+	// survives, as in Aviso (reference §20.3).
+	DefaultMaxHistoryPerTopic = 1
+	// DefaultMaxTopics is notification_backend.in_memory.max_topics: the
+	// number of subjects the in-memory engine tracks before it evicts the
+	// least recently published one.
+	DefaultMaxTopics = 10000
 )
 
 // defaultCORSHeaders are application.cors.allowed_headers when unset.
@@ -78,8 +87,8 @@ func Default() Config {
 		Logging: Logging{Level: "info", Format: "json"},
 		NotificationBackend: Backend{
 			InMemory: InMemory{
-				MaxHistoryPerTopic: 1,
-				MaxTopics:          10000,
+				MaxHistoryPerTopic: DefaultMaxHistoryPerTopic,
+				MaxTopics:          DefaultMaxTopics,
 			},
 			JetStream: JetStream{
 				TimeoutSeconds:          30,

@@ -13,18 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"herald/configs"
 	"herald/notification"
 	"herald/topic"
-)
-
-// Defaults of MemoryOptions (reference §20.3).
-const (
-	// DefaultMaxHistoryPerTopic is the in-memory history kept per exact
-	// subject: only the latest notification survives, as in Aviso.
-	DefaultMaxHistoryPerTopic = 1
-	// DefaultMaxTopics is the number of subjects the in-memory engine
-	// tracks before it evicts the least recently published one.
-	DefaultMaxTopics = 10000
 )
 
 // compactMinDead is the number of removed history slots a stream tolerates
@@ -34,11 +25,11 @@ const compactMinDead = 64
 // MemoryOptions configure the in-memory engine.
 type MemoryOptions struct {
 	// MaxHistoryPerTopic bounds the records kept per exact subject (FIFO);
-	// DefaultMaxHistoryPerTopic when <= 0.
+	// configs.DefaultMaxHistoryPerTopic when <= 0.
 	MaxHistoryPerTopic int
 	// MaxTopics bounds the subjects kept across all streams; creating one
 	// more evicts the subject whose newest record is the oldest.
-	// DefaultMaxTopics when <= 0.
+	// configs.DefaultMaxTopics when <= 0.
 	MaxTopics int
 }
 
@@ -77,10 +68,10 @@ var _ Engine = (*Memory)(nil)
 // NewMemory returns an empty in-memory engine.
 func NewMemory(opts MemoryOptions) *Memory {
 	if opts.MaxHistoryPerTopic <= 0 {
-		opts.MaxHistoryPerTopic = DefaultMaxHistoryPerTopic
+		opts.MaxHistoryPerTopic = configs.DefaultMaxHistoryPerTopic
 	}
 	if opts.MaxTopics <= 0 {
-		opts.MaxTopics = DefaultMaxTopics
+		opts.MaxTopics = configs.DefaultMaxTopics
 	}
 	return &Memory{
 		maxHistory: opts.MaxHistoryPerTopic,
