@@ -8,18 +8,16 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"herald/configs"
 )
 
-// Point-cloud limits (reference §7, PointCloudHandler).
-const (
-	// MaxPointCloudPoints is the default and the hard upper limit of a
-	// PointCloudHandler's max_points.
-	MaxPointCloudPoints = 10000
-	// MaxPointCloudJSONBytes is the largest canonical point-cloud JSON
-	// accepted (60 KiB, inclusive), so that the cloud fits in backend
-	// metadata next to the other headers.
-	MaxPointCloudJSONBytes = 61440
-)
+// MaxPointCloudJSONBytes is the largest canonical point-cloud JSON
+// accepted (60 KiB, inclusive), so that the cloud fits in backend metadata
+// next to the other headers. The limit on the number of points, the default
+// and hard upper limit of a PointCloudHandler's max_points (reference §7),
+// is configs.DefaultMaxPoints.
+const MaxPointCloudJSONBytes = 61440
 
 // Backend metadata keys carrying a notification's geometry (reference §9.4).
 const (
@@ -65,7 +63,7 @@ func NewPolygon(points []Point) (*Geometry, error) {
 
 // NewPointCloud validates an ordered point cloud and returns its geometry
 // with the bounding box computed. It needs 1..maxPoints points (maxPoints
-// itself must be in 1..MaxPointCloudPoints), each finite and in range, and
+// itself must be in 1..configs.DefaultMaxPoints), each finite and in range, and
 // a canonical JSON form of at most MaxPointCloudJSONBytes bytes. The point
 // count is checked before anything else about the points. Duplicates are
 // kept and the order is preserved; no closing repeat is needed. The points
@@ -93,8 +91,8 @@ func NewPointCloud(points []Point, maxPoints int) (*Geometry, error) {
 
 // geoCheckMaxPoints validates a max_points setting.
 func geoCheckMaxPoints(maxPoints int) error {
-	if maxPoints < 1 || maxPoints > MaxPointCloudPoints {
-		return fmt.Errorf("max_points must be between 1 and %d, got %d", MaxPointCloudPoints, maxPoints)
+	if maxPoints < 1 || maxPoints > configs.DefaultMaxPoints {
+		return fmt.Errorf("max_points must be between 1 and %d, got %d", configs.DefaultMaxPoints, maxPoints)
 	}
 	return nil
 }
@@ -262,7 +260,7 @@ func (g *Geometry) Metadata() map[string]string {
 // keys is present. The geometry is validated again; its bounding box is
 // recomputed from the points (spatial_bbox, when present, must be four
 // numbers but is otherwise not trusted). A point cloud is read with the
-// largest limit, MaxPointCloudPoints.
+// largest limit, configs.DefaultMaxPoints.
 func GeometryFromMetadata(get func(key string) string) (*Geometry, error) {
 	poly := get(MetadataSpatialGeometry)
 	cloud := get(MetadataSpatialPointCloud)
@@ -294,7 +292,7 @@ func GeometryFromMetadata(get func(key string) string) (*Geometry, error) {
 		}
 		return g, nil
 	}
-	g, err = geoPointCloudFromJSON([]byte(cloud), MaxPointCloudPoints)
+	g, err = geoPointCloudFromJSON([]byte(cloud), configs.DefaultMaxPoints)
 	if err != nil {
 		return nil, fmt.Errorf("metadata %s: %w", MetadataSpatialPointCloud, err)
 	}

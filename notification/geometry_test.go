@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"herald/configs"
 )
 
 // square is the closed ring 0..1 x 0..1 used across the tests.
@@ -163,7 +165,7 @@ func TestNewPointCloud(t *testing.T) {
 		})
 	}
 	t.Run("size at limit is accepted", func(t *testing.T) {
-		g, err := NewPointCloud(atLimit, MaxPointCloudPoints)
+		g, err := NewPointCloud(atLimit, configs.DefaultMaxPoints)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -409,7 +411,7 @@ func checkGeometryInvariants(t *testing.T, g *Geometry) {
 			t.Fatalf("polygon not closed or too short: %v", g.Points)
 		}
 	case PointCloudGeometry:
-		if len(g.Points) > MaxPointCloudPoints || len(g.CanonicalJSON()) > MaxPointCloudJSONBytes {
+		if len(g.Points) > configs.DefaultMaxPoints || len(g.CanonicalJSON()) > MaxPointCloudJSONBytes {
 			t.Fatalf("point cloud over limits: %d points, %d bytes", len(g.Points), len(g.CanonicalJSON()))
 		}
 	default:

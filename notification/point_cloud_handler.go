@@ -17,10 +17,10 @@ type PointCloudHandler struct {
 }
 
 // NewPointCloudHandler returns a point-cloud handler accepting at most
-// *maxPoints points; nil means the default, MaxPointCloudPoints. The limit
-// must be between 1 and MaxPointCloudPoints.
+// *maxPoints points; nil means the default, configs.DefaultMaxPoints. The limit
+// must be between 1 and configs.DefaultMaxPoints.
 func NewPointCloudHandler(maxPoints *int) (*PointCloudHandler, error) {
-	n := MaxPointCloudPoints
+	n := configs.DefaultMaxPoints
 	if maxPoints != nil {
 		n = *maxPoints
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"herald/configs"
 )
 
 const cloudHint = "send a JSON array of [lat,lon] pairs such as [[52.55,13.5],[52.6,13.4]]"
@@ -126,8 +128,8 @@ func TestPointCloudHandlerLimits(t *testing.T) {
 	}
 	cloudJSON := func(pts []Point) json.RawMessage { return geoAppendPoints(nil, pts) }
 	// 10000 points are accepted; 10001 are refused on the count.
-	pts := make([]Point, MaxPointCloudPoints+1)
-	if _, err := h.Geometry(cloudJSON(pts[:MaxPointCloudPoints])); err != nil {
+	pts := make([]Point, configs.DefaultMaxPoints+1)
+	if _, err := h.Geometry(cloudJSON(pts[:configs.DefaultMaxPoints])); err != nil {
 		t.Fatalf("10000 points: %v", err)
 	}
 	_, err = h.Geometry(cloudJSON(pts))

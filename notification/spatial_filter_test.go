@@ -3,6 +3,8 @@ package notification
 import (
 	"math"
 	"testing"
+
+	"herald/configs"
 )
 
 // mkPoly builds a polygon from lat,lon,lat,lon,... values.
@@ -18,7 +20,7 @@ func mkPoly(t testing.TB, v ...float64) *Geometry {
 // mkCloud builds a point cloud from lat,lon,lat,lon,... values.
 func mkCloud(t testing.TB, v ...float64) *Geometry {
 	t.Helper()
-	g, err := NewPointCloud(pairs(v), MaxPointCloudPoints)
+	g, err := NewPointCloud(pairs(v), configs.DefaultMaxPoints)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +314,7 @@ func BenchmarkIntersectsFilter(b *testing.B) {
 		pts[i] = Point{45.5, 14}
 	}
 	pts[len(pts)-1] = Point{50, 10}
-	cloud, err := NewPointCloud(pts, MaxPointCloudPoints)
+	cloud, err := NewPointCloud(pts, configs.DefaultMaxPoints)
 	if err != nil {
 		b.Fatal(err)
 	}
