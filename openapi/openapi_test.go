@@ -36,13 +36,23 @@ var routes = []route{
 	{"GET", "/swagger-ui/", []string{"200"}},
 	{"GET", "/api/v1/schema", []string{"200"}},
 	{"GET", "/api/v1/schema/{event_type}", []string{"200", "404"}},
-	{"POST", "/api/v1/notification", []string{"200", "400", "401", "403", "408", "413", "500", "503"}},
-	{"POST", "/api/v1/watch", []string{"200", "400", "401", "403", "408", "413", "429", "500", "503"}},
-	{"POST", "/api/v1/replay", []string{"200", "400", "401", "403", "408", "413", "429", "500", "503"}},
+	{"POST", "/api/v1/notification", []string{"200", "400", "401", "403", "408", "413", "415", "500", "503"}},
+	{"POST", "/api/v1/watch", []string{"200", "400", "401", "403", "408", "413", "415", "429", "500", "503"}},
+	{"POST", "/api/v1/replay", []string{"200", "400", "401", "403", "408", "413", "415", "429", "500", "503"}},
+	{"GET", "/api/v1/session", []string{"101", "400", "401", "403", "426", "429", "503"}},
 	{"DELETE", "/api/v1/admin/notification/{notification_id}", []string{"200", "400", "401", "403", "404", "500", "503"}},
-	{"DELETE", "/api/v1/admin/wipe/stream", []string{"200", "400", "401", "403", "404", "408", "413", "500", "503"}},
-	{"DELETE", "/api/v1/admin/wipe/all", []string{"200", "401", "403", "500", "503"}},
+	{"DELETE", "/api/v1/admin/wipe/stream", []string{"200", "400", "401", "403", "404", "408", "413", "415", "500", "503"}},
+	{"DELETE", "/api/v1/admin/wipe/all", []string{"200", "400", "401", "403", "500", "503"}},
+	{"POST", "/api/v1/admin/reload", []string{"200", "400", "401", "403", "408", "409", "413", "415", "500", "501", "503"}},
 }
+
+// globalStatuses are the answers every path may give, documented once
+// under the document's x-global-responses: no route (404) and another
+// method (405).
+var globalStatuses = []string{"404", "405"}
+
+// queryParams are the only query parameters herald reads, per operation.
+var queryParams = map[string][]string{"POST /api/v1/admin/reload": {"force"}}
 
 // publicRoutes never need credentials: their operations declare an empty
 // security requirement list.
@@ -252,10 +262,17 @@ func TestPathParametersDeclared(t *testing.T) {
 		for _, m := range tmpl.FindAllStringSubmatch(path, -1) {
 			want = append(want, m[1])
 		}
-		var got []string
+		var got, query []string
 		params, _ := op["parameters"].([]any)
 		for _, p := range params {
 			pm := deref(t, doc, p)
+			if pm["in"] == "query" && slices.Contains(queryParams[k], pm["name"].(string)) {
+				if pm["required"] == true {
+					t.Errorf("%s: query parameter %v is required; herald's query parameters are optional", k, pm["name"])
+				}
+				query = append(query, pm["name"].(string))
+				continue
+			}
 			if pm["in"] != "path" {
 				t.Errorf("%s: parameter %v is in %v; herald takes no query, header or cookie parameters", k, pm["name"], pm["in"])
 				continue
@@ -268,13 +285,29 @@ func TestPathParametersDeclared(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: path parameters %q, want %q", k, got, want)
 		}
+		if !reflect.DeepEqual(query, queryParams[k]) {
+			t.Errorf("%s: query parameters %q, want %q", k, query, queryParams[k])
+		}
 	}
+}
+
+// responseSets returns the responses of every operation by "METHOD path",
+// and the global responses under "x-global-responses".
+func responseSets(doc map[string]any) map[string]map[string]any {
+	sets := map[string]map[string]any{}
+	for k, op := range docOperations(doc) {
+		sets[k] = op["responses"].(map[string]any)
+	}
+	if g, ok := doc["x-global-responses"].(map[string]any); ok {
+		sets["x-global-responses"] = g
+	}
+	return sets
 }
 
 func TestEveryResponseHasRequestID(t *testing.T) {
 	doc := loadDoc(t)
-	for k, op := range docOperations(doc) {
-		for code, r := range op["responses"].(map[string]any) {
+	for k, responses := range responseSets(doc) {
+		for code, r := range responses {
 			resp := deref(t, doc, r)
 			h, _ := resp["headers"].(map[string]any)
 			x, ok := h["X-Request-ID"].(map[string]any)
@@ -292,6 +325,88 @@ func TestEveryResponseHasRequestID(t *testing.T) {
 	}
 }
 
+// TestGlobalResponses checks the answers of every path, documented once:
+// 404 and 405 with the JSON error body, 405 with its Allow header; and
+// that no operation documents a 405 of its own (a request with another
+// method is not the operation).
+func TestGlobalResponses(t *testing.T) {
+	doc := loadDoc(t)
+	global, ok := doc["x-global-responses"].(map[string]any)
+	if !ok {
+		t.Fatal("no x-global-responses")
+	}
+	var codes []string
+	for c := range global {
+		codes = append(codes, c)
+	}
+	sort.Strings(codes)
+	if !slices.Equal(codes, globalStatuses) {
+		t.Fatalf("x-global-responses has %q, want %q", codes, globalStatuses)
+	}
+	for code, want := range map[string]string{"404": "NOT_FOUND", "405": "METHOD_NOT_ALLOWED"} {
+		resp := deref(t, doc, global[code])
+		media, ok := resp["content"].(map[string]any)["application/json"].(map[string]any)
+		if !ok {
+			t.Errorf("global %s has no JSON body", code)
+			continue
+		}
+		if media["schema"].(map[string]any)["$ref"] != "#/components/schemas/RouteErrorBody" {
+			t.Errorf("global %s schema is %v, want RouteErrorBody", code, media["schema"])
+		}
+		for name, e := range media["examples"].(map[string]any) {
+			if c := deref(t, doc, e)["value"].(map[string]any)["code"]; c != want {
+				t.Errorf("global %s example %s has code %v, want %s", code, name, c, want)
+			}
+		}
+		allow, _ := resp["headers"].(map[string]any)["Allow"].(map[string]any)
+		if (code == "405") != (allow["$ref"] == "#/components/headers/Allow") {
+			t.Errorf("global %s: Allow header %v", code, allow)
+		}
+	}
+	if h := doc["components"].(map[string]any)["headers"].(map[string]any)["Allow"].(map[string]any); h["required"] != true {
+		t.Error("components.headers.Allow is not required")
+	}
+	for k, op := range docOperations(doc) {
+		if _, ok := op["responses"].(map[string]any)["405"]; ok {
+			t.Errorf("%s documents a 405: that is a global response", k)
+		}
+	}
+}
+
+// TestRequestBodiesDocument415 checks that every operation taking a body
+// documents the 415 of an unsupported Content-Encoding and the 413 of a
+// body over the limit, and that the 415 carries Accept-Encoding.
+func TestRequestBodiesDocument415(t *testing.T) {
+	doc := loadDoc(t)
+	n := 0
+	for k, op := range docOperations(doc) {
+		_, body := op["requestBody"]
+		responses := op["responses"].(map[string]any)
+		r415, has := responses["415"].(map[string]any)
+		switch {
+		case body && !has:
+			t.Errorf("%s takes a body but does not document 415", k)
+		case !body && has:
+			t.Errorf("%s takes no body but documents 415", k)
+		case has:
+			n++
+			if r415["$ref"] != "#/components/responses/UnsupportedMediaType" {
+				t.Errorf("%s 415 is %v, want the UnsupportedMediaType component", k, r415)
+			}
+			if _, ok := responses["413"]; !ok {
+				t.Errorf("%s takes a body but does not document 413", k)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no operation documents 415")
+	}
+	resp := deref(t, doc, map[string]any{"$ref": "#/components/responses/UnsupportedMediaType"})
+	if h, _ := resp["headers"].(map[string]any)["Accept-Encoding"].(map[string]any); h["$ref"] != "#/components/headers/AcceptEncoding" {
+		t.Errorf("415 Accept-Encoding is %v", h)
+	}
+}
+
 func TestErrorCodes(t *testing.T) {
 	doc := loadDoc(t)
 	codes := doc["components"].(map[string]any)["schemas"].(map[string]any)["ErrorCode"].(map[string]any)["enum"]
@@ -305,6 +420,9 @@ func TestErrorCodes(t *testing.T) {
 		// reference §12.2
 		"NOTIFICATION_PROCESSING_FAILED", "NOTIFICATION_STORAGE_FAILED",
 		"SSE_STREAM_INITIALIZATION_FAILED", "INTERNAL_ERROR", "SERVICE_UNAVAILABLE",
+		// herald: routing, decompression, authentication, sessions, reload
+		"NOT_FOUND", "METHOD_NOT_ALLOWED", "UNSUPPORTED_MEDIA_TYPE", "INVALID_AUTHORIZATION_HEADER",
+		"INVALID_REQUEST", "CONFIG_INVALID", "RELOAD_REFUSED", "NOT_IMPLEMENTED",
 	}
 	if !reflect.DeepEqual(codes, want) {
 		t.Fatalf("ErrorCode enum\n got %v\nwant %v", codes, want)
