@@ -47,6 +47,31 @@ const (
 	DefaultMaxTopics = 10000
 )
 
+// Defaults of the session block (WebSocket sessions, session protocol §8);
+// handlers fall back to them for settings built in code.
+const (
+	// DefaultSessionMaxSubscriptions is session.max_subscriptions.
+	DefaultSessionMaxSubscriptions = 32
+	// DefaultSessionMaxProducers is session.max_producers.
+	DefaultSessionMaxProducers = 32
+	// DefaultSessionMaxProducerBytes is session.max_producer_bytes (32 MiB).
+	DefaultSessionMaxProducerBytes = 32 << 20
+	// DefaultSessionProducerCredit is session.producer_credit.
+	DefaultSessionProducerCredit = 16
+	// DefaultSessionProducerMaxBatch is session.producer_max_batch.
+	DefaultSessionProducerMaxBatch = 1000
+	// DefaultSessionQueueFrames is session.session_queue_frames.
+	DefaultSessionQueueFrames = 16
+	// DefaultSessionMaxFrameEvents is session.max_frame_events.
+	DefaultSessionMaxFrameEvents = 256
+	// DefaultSessionMaxFrameBytes is session.max_frame_bytes (4 MiB).
+	DefaultSessionMaxFrameBytes = 4 << 20
+	// DefaultSessionBlockingTimeoutMs is session.blocking_timeout_ms.
+	DefaultSessionBlockingTimeoutMs = 1000
+	// DefaultMaxSessionsPerUser is session.max_sessions_per_user.
+	DefaultMaxSessionsPerUser = 64
+)
+
 // defaultCORSHeaders are application.cors.allowed_headers when unset.
 var defaultCORSHeaders = []string{"Authorization", "Content-Type", "Last-Event-ID"}
 
@@ -123,16 +148,16 @@ func Default() Config {
 		},
 		Metrics: Metrics{Host: "127.0.0.1"},
 		Session: Session{
-			MaxSubscriptions:   32,
-			MaxProducers:       32,
-			MaxProducerBytes:   32 << 20,
-			ProducerCredit:     16,
-			ProducerMaxBatch:   1000,
-			QueueFrames:        16,
-			MaxFrameEvents:     256,
-			MaxFrameBytes:      4 << 20,
-			BlockingTimeoutMs:  1000,
-			MaxSessionsPerUser: 64,
+			MaxSubscriptions:   DefaultSessionMaxSubscriptions,
+			MaxProducers:       DefaultSessionMaxProducers,
+			MaxProducerBytes:   DefaultSessionMaxProducerBytes,
+			ProducerCredit:     DefaultSessionProducerCredit,
+			ProducerMaxBatch:   DefaultSessionProducerMaxBatch,
+			QueueFrames:        DefaultSessionQueueFrames,
+			MaxFrameEvents:     DefaultSessionMaxFrameEvents,
+			MaxFrameBytes:      DefaultSessionMaxFrameBytes,
+			BlockingTimeoutMs:  DefaultSessionBlockingTimeoutMs,
+			MaxSessionsPerUser: DefaultMaxSessionsPerUser,
 		},
 	}
 }

@@ -119,18 +119,23 @@ func (s Settings) withDefaults() *Settings {
 		v   *int
 		def int
 	}{
-		{&ss.MaxSubscriptions, 32}, {&ss.MaxProducers, 32}, {&ss.ProducerCredit, 16}, {&ss.ProducerMaxBatch, 1000},
-		{&ss.QueueFrames, 16}, {&ss.MaxFrameEvents, 256}, {&ss.MaxFrameBytes, 4 << 20},
+		{&ss.MaxSubscriptions, configs.DefaultSessionMaxSubscriptions},
+		{&ss.MaxProducers, configs.DefaultSessionMaxProducers},
+		{&ss.ProducerCredit, configs.DefaultSessionProducerCredit},
+		{&ss.ProducerMaxBatch, configs.DefaultSessionProducerMaxBatch},
+		{&ss.QueueFrames, configs.DefaultSessionQueueFrames},
+		{&ss.MaxFrameEvents, configs.DefaultSessionMaxFrameEvents},
+		{&ss.MaxFrameBytes, configs.DefaultSessionMaxFrameBytes},
 	} {
 		if *d.v <= 0 {
 			*d.v = d.def
 		}
 	}
 	if ss.MaxProducerBytes <= 0 {
-		ss.MaxProducerBytes = 32 << 20
+		ss.MaxProducerBytes = configs.DefaultSessionMaxProducerBytes
 	}
 	if ss.BlockingTimeout <= 0 {
-		ss.BlockingTimeout = time.Second
+		ss.BlockingTimeout = configs.DefaultSessionBlockingTimeoutMs * time.Millisecond
 	}
 	return &s
 }
