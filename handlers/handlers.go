@@ -35,7 +35,8 @@ type Settings struct {
 	Registry *notification.Registry
 	// Watch holds the streaming settings.
 	Watch WatchSettings
-	// MaxBodyBytes bounds request bodies (413 beyond it; default 1 MiB).
+	// MaxBodyBytes bounds request bodies (413 beyond it; default
+	// configs.DefaultMaxBodyBytes).
 	MaxBodyBytes int64
 	// ReadBodyTimeout bounds the time to read a request body.
 	ReadBodyTimeout time.Duration
@@ -93,7 +94,7 @@ type WatchSettings struct {
 	// waiting (default configs.DefaultLiveQueueSize).
 	LiveQueueSize int
 	// MaxLag ends a watcher whose oldest undelivered notification waited
-	// longer (default 30 s).
+	// longer (default configs.DefaultMaxLagSec).
 	MaxLag time.Duration
 	// SendBufferBytes caps the kernel send buffer of a stream connection
 	// (0: the operating system's).
@@ -103,7 +104,7 @@ type WatchSettings struct {
 // withDefaults returns s with its zero values replaced by defaults.
 func (s Settings) withDefaults() *Settings {
 	if s.MaxBodyBytes <= 0 {
-		s.MaxBodyBytes = 1 << 20
+		s.MaxBodyBytes = configs.DefaultMaxBodyBytes
 	}
 	if s.Watch.ReplayBatchSize <= 0 {
 		s.Watch.ReplayBatchSize = configs.DefaultReplayBatchSize
@@ -112,7 +113,7 @@ func (s Settings) withDefaults() *Settings {
 		s.Watch.LiveQueueSize = configs.DefaultLiveQueueSize
 	}
 	if s.Watch.MaxLag <= 0 {
-		s.Watch.MaxLag = DefaultMaxLag
+		s.Watch.MaxLag = configs.DefaultMaxLagSec * time.Second
 	}
 	ss := &s.Session
 	for _, d := range []struct {
@@ -139,9 +140,6 @@ func (s Settings) withDefaults() *Settings {
 	}
 	return &s
 }
-
-// DefaultMaxLag is WatchSettings.MaxLag when unset.
-const DefaultMaxLag = 30 * time.Second
 
 // Options configure the handlers.
 type Options struct {
