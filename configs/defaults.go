@@ -4,6 +4,9 @@ package configs
 const (
 	// DefaultMaxBodyBytes is herald's request body limit (1 MiB).
 	DefaultMaxBodyBytes = 1 << 20
+	// DefaultBaseURL is application.base_url: the origin CloudEvent
+	// source and schema URLs are built on.
+	DefaultBaseURL = "http://localhost"
 	// DefaultDataDir is where the embedded JetStream server keeps its files.
 	DefaultDataDir = "./data/jetstream"
 	// DefaultMaxPoints is the PointCloudHandler's max_points when unset and
@@ -101,7 +104,7 @@ const (
 func Default() Config {
 	return Config{
 		Application: Application{
-			BaseURL:              "http://localhost",
+			BaseURL:              DefaultBaseURL,
 			StaticFilesPath:      "",
 			Homepage:             defaultHomepage(),
 			MaxBodyBytes:         DefaultMaxBodyBytes,

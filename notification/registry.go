@@ -90,14 +90,10 @@ func NewRegistry(cfg *configs.Config) (*Registry, error) {
 		byBase:     map[string]*Schema{},
 		baseURL:    cfg.Application.BaseURL,
 		defaultCap: cfg.WatchEndpoint.MaxHistoricalNotifications,
+		strict:     cfg.Strict(),
 	}
 	if r.baseURL == "" {
-		r.baseURL = "http://localhost"
-	}
-	if cfg.NotificationSchemaStrict != nil {
-		r.strict = *cfg.NotificationSchemaStrict
-	} else {
-		r.strict = len(cfg.NotificationSchema) > 0
+		r.baseURL = configs.DefaultBaseURL
 	}
 	var errs []error
 	for _, sc := range cfg.NotificationSchema {
