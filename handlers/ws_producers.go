@@ -394,6 +394,7 @@ func (pr *producer) run(b *batch) {
 	case failure == nil:
 		s.send(replyOK(b.id, map[string]any{"outcome": "completed", "ids": ids}))
 	case unknown:
+		p.suspendAll()
 		s.send(replyErrorWith(b.id, "SERVICE_UNAVAILABLE", "the backend connection was lost after the batch was sent; which notifications were stored cannot be known",
 			map[string]any{"outcome": "unknown", "ids": ids}))
 	default:
