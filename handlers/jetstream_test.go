@@ -36,6 +36,9 @@ func TestOnJetStream(t *testing.T) {
 		{"SessionWhereAndSample", TestSessionWhereAndSample},
 		{"SessionProducers", TestSessionProducers},
 		{"SessionReloadAndShutdown", TestSessionReloadAndShutdown},
+		{"SessionHistoryLimit", TestSessionHistoryLimit},
+		{"SessionMaxDuration", TestSessionMaxDuration},
+		{"SessionFrameLimits", TestSessionFrameLimits},
 	} {
 		t.Run(c.name, c.fn)
 	}

@@ -153,6 +153,13 @@ func (w *wsClient) request(op, fields string) float64 {
 // next returns the next frame.
 func (w *wsClient) next() map[string]any {
 	w.t.Helper()
+	f, _ := w.nextRaw()
+	return f
+}
+
+// nextRaw returns the next frame, decoded and as sent.
+func (w *wsClient) nextRaw() (map[string]any, string) {
+	w.t.Helper()
 	select {
 	case f, ok := <-w.frames:
 		if !ok {
@@ -163,12 +170,11 @@ func (w *wsClient) next() map[string]any {
 			}
 			w.t.Fatal("session ended")
 		}
-		<-w.raw
-		return f
+		return f, <-w.raw
 	case <-time.After(wait):
 		w.t.Fatal("no frame in time")
 	}
-	return nil
+	return nil, ""
 }
 
 // reply sends a request and returns its reply, failing on any other

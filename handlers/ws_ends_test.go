@@ -1,0 +1,99 @@
+package handlers_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"herald/configs"
+)
+
+// TestSessionHistoryLimit: a subscription whose history passes the
+// historical cap gets the cap's events, then subscription_ended
+// history_limit with the id to resume from.
+func TestSessionHistoryLimit(t *testing.T) {
+	s := startServer(t, wsConfig, func(c *configs.Config) { c.WatchEndpoint.MaxHistoricalNotifications = 5 })
+	publishN(t, s, 1, 8)
+	c := s.dial(t, nil)
+	c.welcome()
+	c.ok("subscribe", `"name":"h","event_type":"ev","from_id":"1"`)
+	got, others := c.collect("h", 5)
+	if strings.Join(got, " ") != "ev@1 ev@2 ev@3 ev@4 ev@5" || len(others) != 0 {
+		t.Fatalf("history %v (others %v)", got, others)
+	}
+	end := c.next()
+	if end["type"] != "subscription_ended" || end["sub"] != "h" || end["reason"] != "history_limit" || end["resume_from_id"] != "ev@6" {
+		t.Fatalf("end %v", end)
+	}
+	// The name is free again: resuming from the id continues.
+	c.ok("replay", `"name":"h","event_type":"ev","from_id":"6"`)
+	if got, _ := c.collect("h", 3); strings.Join(got, " ") != "ev@6 ev@7 ev@8" {
+		t.Fatalf("resumed %v", got)
+	}
+}
+
+// TestSessionMaxDuration: connection_max_duration_sec ends a subscription
+// (not the session) with max_duration and a resume id.
+func TestSessionMaxDuration(t *testing.T) {
+	s := startServer(t, wsConfig, func(c *configs.Config) { c.WatchEndpoint.ConnectionMaxDurationSec = 1 })
+	c := s.dial(t, nil)
+	c.welcome()
+	c.ok("subscribe", `"name":"d","event_type":"ev"`)
+	s.notify(t, `{"event_type":"ev","identifier":{"k":"a"}}`)
+	if got, _ := c.collect("d", 1); got[0] != "ev@1" {
+		t.Fatalf("live %v", got)
+	}
+	end := c.next()
+	if end["type"] != "subscription_ended" || end["reason"] != "max_duration" || end["resume_from_id"] != "ev@2" {
+		t.Fatalf("end %v", end)
+	}
+	c.ok("ping", "")
+}
+
+// TestSessionFrameLimits: events frames carry at most max_frame_events
+// events and never exceed max_frame_bytes; an event that alone exceeds it
+// is replaced by a skipped frame, and the events after it still come.
+func TestSessionFrameLimits(t *testing.T) {
+	s := startServer(t, wsConfig, func(c *configs.Config) {
+		c.Session.MaxFrameEvents = 3
+		c.Session.MaxFrameBytes = 4096
+	})
+	for i := 1; i <= 7; i++ {
+		s.notify(t, fmt.Sprintf(`{"event_type":"ev","identifier":{"k":"k%d"}}`, i))
+	}
+	s.notify(t, `{"event_type":"ev","identifier":{"k":"big"},"payload":"`+strings.Repeat("x", 5000)+`"}`)
+	s.notify(t, `{"event_type":"ev","identifier":{"k":"after"}}`)
+	c := s.dial(t, nil)
+	c.welcome()
+	c.ok("replay", `"name":"r","event_type":"ev","from_id":"1"`)
+	var ids []string
+	for {
+		f, raw := c.nextRaw()
+		if len(raw) > 4096 {
+			t.Fatalf("a frame of %d bytes: %.200s", len(raw), raw)
+		}
+		switch f["type"] {
+		case "events":
+			n := len(f["events"].([]any))
+			if n > 3 {
+				t.Fatalf("a frame with %d events", n)
+			}
+			ids = append(ids, eventIDs(f)...)
+		case "skipped":
+			if f["reason"] != "too_large" || fmt.Sprint(f["ids"]) != "[ev@8]" {
+				t.Fatalf("skipped %v", f)
+			}
+			ids = append(ids, "skipped:ev@8")
+		case "subscription_ended":
+			if f["reason"] != "end_of_stream" {
+				t.Fatalf("end %v", f)
+			}
+			if got := strings.Join(ids, " "); got != "ev@1 ev@2 ev@3 ev@4 ev@5 ev@6 ev@7 skipped:ev@8 ev@9" {
+				t.Fatalf("replayed %s", got)
+			}
+			return
+		default:
+			t.Fatalf("frame %v", f)
+		}
+	}
+}
