@@ -94,10 +94,14 @@ var (
 	watchRoute  = target{"POST", "/api/v1/watch", "/api/v1/watch"}
 	replayRoute = target{"POST", "/api/v1/replay", "/api/v1/replay"}
 	streamRoute = []target{notifyRoute, watchRoute, replayRoute}
-	adminRoutes = []target{
+	// sessionRoute authenticates as the stream routes do; its refusals
+	// come before the upgrade.
+	sessionRoute = target{"GET", "/api/v1/session", "/api/v1/session"}
+	adminRoutes  = []target{
 		{"DELETE", "/api/v1/admin/notification/weather_alert@42", "/api/v1/admin/notification/{notification_id}"},
 		{"DELETE", "/api/v1/admin/wipe/stream", "/api/v1/admin/wipe/stream"},
 		{"DELETE", "/api/v1/admin/wipe/all", "/api/v1/admin/wipe/all"},
+		{"POST", "/api/v1/admin/reload", "/api/v1/admin/reload"},
 	}
 )
 
@@ -126,6 +130,16 @@ func token(claims map[string]any) string {
 
 func exp() int64 { return time.Now().Add(time.Hour).Unix() }
 
+// rawToken mints an HS256 JWT whose claims are the JSON text given (a
+// repeated member name included).
+func rawToken(claims string) string {
+	enc := base64.RawURLEncoding
+	signing := enc.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`)) + "." + enc.EncodeToString([]byte(claims))
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(signing))
+	return signing + "." + enc.EncodeToString(mac.Sum(nil))
+}
+
 func authRouter(t *testing.T, mode, tronURL string, limits *api.StreamLimiter) http.Handler {
 	t.Helper()
 	auth, err := api.NewAuthenticator(api.AuthOptions{Config: api.AuthConfig{
@@ -150,6 +164,8 @@ func ptr(s string) *string { return &s }
 func TestAuthenticationAnswersMatchDocument(t *testing.T) {
 	bob := "Bearer " + token(map[string]any{"username": "bob", "realm": "ecmwf", "roles": []string{"user"}, "exp": exp()})
 	noUser := "Bearer " + token(map[string]any{"realm": "ecmwf", "exp": exp()})
+	twice := "Bearer " + rawToken(`{"username":"bob","username":"eve","exp":`+strconv.FormatInt(exp(), 10)+`}`)
+	textExp := "Bearer " + rawToken(`{"username":"bob","exp":"tomorrow"}`)
 	bearer := []string{"Bearer"}
 	bearerBasic := []string{"Bearer", "Basic"}
 
@@ -164,6 +180,8 @@ func TestAuthenticationAnswersMatchDocument(t *testing.T) {
 			{ptr("Basic Ym9iOnB3"), answer{401, "UNAUTHORIZED", "Authorization header must use Bearer token", bearer, ""}, false},
 			{ptr("Bearer not.a.jwt"), answer{401, "UNAUTHORIZED", handlers.MsgInvalidToken, bearer, ""}, true},
 			{&noUser, answer{401, "UNAUTHORIZED", handlers.MsgMissingUserClaims, bearer, ""}, true},
+			{&twice, answer{401, "UNAUTHORIZED", api.MsgTokenClaimsDuplicate, bearer, ""}, true},
+			{&textExp, answer{401, "UNAUTHORIZED", api.MsgTokenExpNotNumeric, bearer, ""}, true},
 			{&bob, answer{403, "FORBIDDEN", handlers.MsgNoAdminRole, nil, ""}, false},
 		}
 		for _, c := range cases {
@@ -171,7 +189,7 @@ func TestAuthenticationAnswersMatchDocument(t *testing.T) {
 				check(t, serve(h, tg, c.authorization), tg.method, tg.docPath, c.want)
 			}
 			if c.streams {
-				for _, tg := range streamRoute {
+				for _, tg := range append([]target{sessionRoute}, streamRoute...) {
 					check(t, serve(h, tg, c.authorization), tg.method, tg.docPath, c.want)
 				}
 			}
@@ -212,7 +230,7 @@ func TestAuthenticationAnswersMatchDocument(t *testing.T) {
 				check(t, serve(h, tg, c.authorization), tg.method, tg.docPath, c.want)
 			}
 			if c.streams {
-				for _, tg := range streamRoute {
+				for _, tg := range append([]target{sessionRoute}, streamRoute...) {
 					check(t, serve(h, tg, c.authorization), tg.method, tg.docPath, c.want)
 				}
 			}
@@ -404,11 +422,20 @@ func TestCheckResponseRejects(t *testing.T) {
 		{"undocumented Retry-After", "/api/v1/admin/wipe/all", 403, hdr("Retry-After", "5"), body("FORBIDDEN", "forbidden", handlers.MsgNoAdminRole)},
 		{"details on an auth body", "/api/v1/admin/wipe/all", 403, hdr(),
 			[]byte(`{"code":"FORBIDDEN","error":"forbidden","message":"` + handlers.MsgNoAdminRole + `","details":"x","request_id":"` + rid + `"}`)},
+		{"plain text on a JSON answer", "/api/v1/notification", 413, http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "X-Request-Id": {rid}},
+			[]byte("request body too large\n")},
+		{"405 without Allow", "/api/v1/watch", 405, hdr(), body("METHOD_NOT_ALLOWED", "method_not_allowed", "method POST is not allowed on /api/v1/watch; allowed: POST")},
+		{"404 of a documented path", "/api/v1/watch", 404, hdr(), body("NOT_FOUND", "not_found", "no route for POST /api/v1/watch")},
+		{"JSON on a plain-text handshake answer", "/api/v1/session", 426, hdr(), body("INVALID_REQUEST", "bad_request", "not an upgrade")},
+		{"415 without Accept-Encoding", "/api/v1/watch", 415, hdr(), []byte(`{"code":"UNSUPPORTED_MEDIA_TYPE","error":"unsupported_media_type","message":"m","details":"m","request_id":"` + rid + `"}`)},
 	}
 	for _, c := range cases {
 		method := "POST"
-		if strings.HasPrefix(c.path, "/api/v1/admin") {
+		switch {
+		case strings.HasPrefix(c.path, "/api/v1/admin"):
 			method = "DELETE"
+		case c.path == "/api/v1/session" || c.name == "405 without Allow":
+			method = "GET"
 		}
 		if errs := openapi.CheckResponse(method, c.path, c.status, c.header, c.body); len(errs) == 0 {
 			t.Errorf("%s: accepted", c.name)

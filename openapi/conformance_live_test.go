@@ -1,0 +1,755 @@
+package openapi_test
+
+// These tests start herald as it runs (server.New on a configuration file,
+// served over a real listener) and check its answers on the routes added
+// after the first document — reload, the WebSocket session, the global
+// 404/405, compressed bodies, admin failures, WHERE and the stream ends of
+// a reload — against openapi.json: each answer must match its documented
+// response, and the document's examples must be answers the code gives.
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"herald/api"
+	"herald/configs"
+	"herald/engine"
+	"herald/handlers"
+	"herald/openapi"
+	"herald/server"
+)
+
+// weatherConfig is the configuration the document's examples are written
+// for: the weather_alert event type of GET /api/v1/schema/{event_type}'s
+// example, in memory. Line numbers matter: the CONFIG_INVALID example
+// names line 15 (the first line after this text).
+const weatherConfig = `
+application: {host: 127.0.0.1, port: 8000, base_url: "http://localhost"}
+notification_backend:
+  kind: in_memory
+  in_memory: {max_history_per_topic: 100, max_topics: 1000}
+notification_schema:
+  weather_alert:
+    payload: {required: false}
+    topic: {base: alert, key_order: [region, severity_level, date, issued_by]}
+    identifier:
+      region: {type: EnumHandler, required: true, values: [europe, asia, africa, americas, oceania], description: Geographic region.}
+      severity_level: {type: IntHandler, required: true, range: [1, 5], description: Alert severity (1 to 5).}
+      date: {type: DateHandler, required: true, canonical_format: "%Y%m%d", description: Alert date.}
+      issued_by: {type: StringHandler, required: false, max_length: 64, description: Issuing authority identifier.}
+`
+
+// floodArea adds a second event type to weatherConfig.
+const floodArea = "  flood_area:\n    identifier:\n      date: {type: DateHandler, required: true}\n"
+
+// live is herald serving a configuration file.
+type live struct {
+	srv  *server.Server
+	ts   *httptest.Server
+	path string
+}
+
+// startLive starts herald on yaml; eng, when not nil, replaces the
+// configured backend.
+func startLive(t *testing.T, yaml string, eng engine.Engine) *live {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := configs.Load(path, nil)
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	srv, err := server.New(context.Background(), cfg, server.Options{ConfigPath: path, Engine: eng, Version: "test"})
+	if err != nil {
+		t.Fatalf("server: %v", err)
+	}
+	ts := httptest.NewUnstartedServer(srv)
+	ts.Config.ConnContext = handlers.ConnContext
+	ts.Start()
+	t.Cleanup(ts.Close)
+	t.Cleanup(srv.Close) // runs first: open streams end, then the listener closes
+	return &live{srv: srv, ts: ts, path: path}
+}
+
+// reply is one complete HTTP answer.
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// send sends one request to base and reads the whole answer.
+func send(t *testing.T, base, method, path string, header map[string]string, body []byte) reply {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, base+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading the answer: %v", method, path, err)
+	}
+	return reply{resp.StatusCode, resp.Header, b}
+}
+
+// conform checks an answer against the document entry of method and
+// docPath (the templated path, or the raw one for a global answer).
+func conform(t *testing.T, r reply, method, docPath string, status int) {
+	t.Helper()
+	if r.status != status {
+		t.Errorf("%s %s: status %d, want %d: %s", method, docPath, r.status, status, r.body)
+	}
+	for _, e := range openapi.CheckResponse(method, docPath, r.status, r.header, r.body) {
+		t.Error(e)
+	}
+}
+
+// sameAsExample checks that a JSON answer equals a named example of the
+// document, request_id aside and with edit applied to the example first.
+func sameAsExample(t *testing.T, r reply, method, docPath, name string, edit func(map[string]any)) {
+	t.Helper()
+	want, ok := openapi.DocExample(method, docPath, r.status, "application/json", name).(map[string]any)
+	if !ok {
+		t.Errorf("%s %s %d: no JSON example %q", method, docPath, r.status, name)
+		return
+	}
+	want = clone(want)
+	var got map[string]any
+	if err := json.Unmarshal(r.body, &got); err != nil {
+		t.Errorf("%s %s %d: body %q: %v", method, docPath, r.status, r.body, err)
+		return
+	}
+	if _, ok := got["request_id"]; ok {
+		got["request_id"] = want["request_id"]
+	}
+	if edit != nil {
+		edit(want)
+	}
+	if !reflect.DeepEqual(got, want) {
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		t.Errorf("%s %s %d: the answer differs from example %q\n got %s\nwant %s", method, docPath, r.status, name, g, w)
+	}
+}
+
+// sameAsTextExample checks that a plain-text answer equals a named example.
+func sameAsTextExample(t *testing.T, r reply, method, docPath, name string) {
+	t.Helper()
+	want, ok := openapi.DocExample(method, docPath, r.status, "text/plain", name).(string)
+	if !ok {
+		t.Errorf("%s %s %d: no text example %q", method, docPath, r.status, name)
+		return
+	}
+	if string(r.body) != want {
+		t.Errorf("%s %s %d: body %q, example %q says %q", method, docPath, r.status, r.body, name, want)
+	}
+}
+
+func clone(m map[string]any) map[string]any {
+	b, _ := json.Marshal(m)
+	var out map[string]any
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// TestRouteErrorsMatchDocument checks the global answers: 404 on paths no
+// route serves and 405, with Allow, on every documented path asked with
+// another method.
+func TestRouteErrorsMatchDocument(t *testing.T) {
+	ts := httptest.NewServer(api.NewRouter(api.Options{Handlers: handlers.New(handlers.Options{})}))
+	defer ts.Close()
+	for _, c := range []struct{ method, path string }{
+		{"GET", "/api/v1/nope"}, {"POST", "/nope"}, {"DELETE", "/api/v1/admin/notification/a/b"},
+		{"GET", "/api/v1/schema/a/b"}, {"PUT", "/api/v1/session/x"},
+	} {
+		r := send(t, ts.URL, c.method, c.path, nil, nil)
+		conform(t, r, c.method, c.path, http.StatusNotFound)
+		var body struct{ Message string }
+		_ = json.Unmarshal(r.body, &body)
+		if want := "no route for " + c.method + " " + c.path; body.Message != want {
+			t.Errorf("%s %s: message %q, want %q", c.method, c.path, body.Message, want)
+		}
+	}
+	sameAsExample(t, send(t, ts.URL, "GET", "/api/v1/nope", nil, nil), "GET", "/api/v1/nope", "not_found", nil)
+
+	concrete := strings.NewReplacer("{event_type}", "weather_alert", "{notification_id}", "weather_alert@42")
+	for _, key := range openapi.RouteKeys() {
+		served, docPath, _ := strings.Cut(key, " ")
+		for _, m := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "TRACE"} {
+			if m == served {
+				continue
+			}
+			r := send(t, ts.URL, m, concrete.Replace(docPath), nil, nil)
+			conform(t, r, m, docPath, http.StatusMethodNotAllowed)
+		}
+	}
+	r := send(t, ts.URL, "GET", "/api/v1/watch", nil, nil)
+	sameAsExample(t, r, "GET", "/api/v1/watch", "method_not_allowed", nil)
+
+	// The checker refuses a wrong Allow and a 404 on a documented path.
+	r.header.Set("Allow", "GET")
+	if errs := openapi.CheckResponse("GET", "/api/v1/watch", r.status, r.header, r.body); len(errs) == 0 {
+		t.Error("a 405 with a wrong Allow was accepted")
+	}
+	if errs := openapi.CheckResponse("GET", "/health", http.StatusNotFound, r.header, r.body); len(errs) == 0 {
+		t.Error("a 404 of a documented operation that documents none was accepted")
+	}
+}
+
+// bodyRoutes are the operations that read a request body, with a request
+// path and the label and code of their body errors.
+var bodyRoutes = []struct {
+	method, path, label, code string
+}{
+	{"POST", "/api/v1/notification", "Invalid Notification Request", "INVALID_NOTIFICATION_REQUEST"},
+	{"POST", "/api/v1/watch", "Invalid Watch Request", "INVALID_WATCH_REQUEST"},
+	{"POST", "/api/v1/replay", "Invalid Replay Request", "INVALID_REPLAY_REQUEST"},
+	{"DELETE", "/api/v1/admin/wipe/stream", "Invalid Wipe Request", "INVALID_REQUEST_SHAPE"},
+	{"POST", "/api/v1/admin/reload", "Invalid Reload Request", "INVALID_REQUEST_SHAPE"},
+}
+
+func gzipped(b []byte) []byte {
+	var buf bytes.Buffer
+	z := gzip.NewWriter(&buf)
+	_, _ = z.Write(b)
+	_ = z.Close()
+	return buf.Bytes()
+}
+
+// TestContentEncodingAnswersMatchDocument checks the answers of the
+// decompression middleware on every route that takes a body: 415 for a
+// coding herald does not decode or too many codings, the handler's 400
+// for a body that does not decode, and 413 for a body over the limit once
+// decoded (a small compressed body).
+func TestContentEncodingAnswersMatchDocument(t *testing.T) {
+	h := handlers.New(handlers.Options{Settings: handlers.Settings{MaxBodyBytes: 64}})
+	ts := httptest.NewServer(api.NewRouter(api.Options{Handlers: h}))
+	defer ts.Close()
+	bomb := gzipped(bytes.Repeat([]byte(" "), 4096))
+	if len(bomb) >= 64 {
+		t.Fatalf("the compressed body is %d bytes, not under the limit", len(bomb))
+	}
+	for _, rt := range bodyRoutes {
+		r := send(t, ts.URL, rt.method, rt.path, map[string]string{"Content-Encoding": "compress"}, []byte(`{}`))
+		conform(t, r, rt.method, rt.path, http.StatusUnsupportedMediaType)
+		sameAsExample(t, r, rt.method, rt.path, "unsupported", nil)
+		r = send(t, ts.URL, rt.method, rt.path, map[string]string{"Content-Encoding": "gzip, br, zstd"}, []byte(`{}`))
+		conform(t, r, rt.method, rt.path, http.StatusUnsupportedMediaType)
+		sameAsExample(t, r, rt.method, rt.path, "too_many", nil)
+
+		r = send(t, ts.URL, rt.method, rt.path, map[string]string{"Content-Encoding": "gzip"}, []byte(`{"not":"gzip"}`))
+		conform(t, r, rt.method, rt.path, http.StatusBadRequest)
+		sameAsExample(t, r, rt.method, rt.path, "bad_coding", nil)
+
+		r = send(t, ts.URL, rt.method, rt.path, map[string]string{"Content-Encoding": "gzip"}, bomb)
+		conform(t, r, rt.method, rt.path, http.StatusRequestEntityTooLarge)
+		sameAsExample(t, r, rt.method, rt.path, "payload_too_large", func(ex map[string]any) {
+			ex["message"] = strings.Replace(ex["message"].(string), "1048576", "64", 1)
+			ex["details"] = ex["message"]
+		})
+	}
+}
+
+// TestDuplicateAuthorizationMatchesDocument sends two Authorization
+// headers to every route that authenticates, in both modes.
+func TestDuplicateAuthorizationMatchesDocument(t *testing.T) {
+	routes := append(append([]target{sessionRoute}, streamRoute...), adminRoutes...)
+	for _, mode := range []string{api.ModeTrustedProxy, api.ModeDirect} {
+		h := authRouter(t, mode, "http://127.0.0.1:1", nil)
+		for _, tg := range routes {
+			req := httptest.NewRequest(tg.method, tg.path, strings.NewReader(`{}`))
+			req.Header["Authorization"] = []string{"Bearer " + token(map[string]any{"username": "bob", "exp": exp()}), "Bearer other"}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			check(t, rec, tg.method, tg.docPath, answer{400, "INVALID_AUTHORIZATION_HEADER", api.MsgDuplicateAuthorization, nil, ""})
+			sameAsExample(t, reply{rec.Code, rec.Header(), rec.Body.Bytes()}, tg.method, tg.docPath, "duplicate_authorization", nil)
+		}
+	}
+}
+
+// failingReloader fails every reload with an internal error.
+type failingReloader struct{}
+
+func (failingReloader) Reload(context.Context, handlers.ReloadOptions) (*handlers.ReloadReport, error) {
+	return nil, errors.New("jetstream: creating stream FLOOD: secret backend detail")
+}
+
+// TestReloadAnswersMatchDocument reloads a running herald with valid,
+// invalid and refused files, bad bodies and query parameters, without a
+// file and with a failing backend, and checks every answer and example.
+func TestReloadAnswersMatchDocument(t *testing.T) {
+	const path = "/api/v1/admin/reload"
+	l := startLive(t, weatherConfig, nil)
+	reload := func(yaml string, header map[string]string, query, body string) reply {
+		t.Helper()
+		if yaml != "" {
+			if err := os.WriteFile(l.path, []byte(yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return send(t, l.ts.URL, "POST", path+query, header, []byte(body))
+	}
+	noFingerprints := func(got reply) func(map[string]any) {
+		var b map[string]any
+		_ = json.Unmarshal(got.body, &b)
+		return func(ex map[string]any) {
+			ex["fingerprint"], ex["previous_fingerprint"] = b["fingerprint"], b["previous_fingerprint"]
+		}
+	}
+
+	r := reload(weatherConfig, nil, "", "")
+	conform(t, r, "POST", path, 200)
+	sameAsExample(t, r, "POST", path, "unchanged", noFingerprints(r))
+	r = reload(weatherConfig+floodArea, nil, "", `{"force": false}`)
+	conform(t, r, "POST", path, 200)
+	sameAsExample(t, r, "POST", path, "added", noFingerprints(r))
+	for _, c := range []struct{ query, body string }{{"?force=true", ""}, {"?force=0", `{"force":null}`}, {"", `{"force":true}`}, {"", "  \n"}} {
+		r = reload("", nil, c.query, c.body)
+		conform(t, r, "POST", path, 200)
+	}
+
+	r = reload(weatherConfig+"  broken:\n    identifier:\n      x: {type: NopeHandler}\n", nil, "", "")
+	conform(t, r, "POST", path, 400)
+	sameAsExample(t, r, "POST", path, "config_invalid", func(ex map[string]any) {
+		ex["message"] = strings.ReplaceAll(ex["message"].(string), "/etc/herald/config.yaml", l.path)
+	})
+	refused := strings.Replace(strings.Replace(weatherConfig, "port: 8000", "port: 8001", 1), "kind: in_memory", "kind: jetstream", 1)
+	r = reload(refused, nil, "", "")
+	conform(t, r, "POST", path, 409)
+	sameAsExample(t, r, "POST", path, "refused", nil)
+
+	r = reload(weatherConfig, nil, "", `{"force":1}`)
+	conform(t, r, "POST", path, 400)
+	sameAsExample(t, r, "POST", path, "bad_body", nil)
+	for _, body := range []string{`{"forse":true}`, `[]`, `{"force":true,"force":false}`, `nope`} {
+		conform(t, reload("", nil, "", body), "POST", path, 400)
+	}
+	r = reload("", nil, "?force=maybe", "")
+	conform(t, r, "POST", path, 400)
+	sameAsExample(t, r, "POST", path, "bad_query", nil)
+
+	// Without a file, and with a backend that fails: no backend text.
+	for _, c := range []struct {
+		reloader handlers.Reloader
+		status   int
+		example  string
+	}{{nil, 501, "no_file"}, {failingReloader{}, 500, "failed"}} {
+		ts := httptest.NewServer(api.NewRouter(api.Options{Handlers: handlers.New(handlers.Options{Reloader: c.reloader})}))
+		r := send(t, ts.URL, "POST", path, nil, nil)
+		ts.Close()
+		conform(t, r, "POST", path, c.status)
+		sameAsExample(t, r, "POST", path, c.example, nil)
+		if bytes.Contains(r.body, []byte("secret")) {
+			t.Errorf("the %d answer carries the backend's error: %s", c.status, r.body)
+		}
+	}
+}
+
+// stream is an open SSE response whose events are read one at a time;
+// everything read is kept for the final check.
+type stream struct {
+	resp   *http.Response
+	br     *bufio.Reader
+	seen   bytes.Buffer
+	cancel context.CancelFunc
+}
+
+// openStream starts a watch or replay.
+func openStream(t *testing.T, base, path string, body []byte) *stream {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	req, err := http.NewRequestWithContext(ctx, "POST", base+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		cancel()
+		t.Fatalf("%s: %d %s", path, resp.StatusCode, b)
+	}
+	s := &stream{resp: resp, cancel: cancel}
+	s.br = bufio.NewReader(io.TeeReader(resp.Body, &s.seen))
+	t.Cleanup(func() { cancel(); resp.Body.Close() })
+	return s
+}
+
+// next reads one event and returns its data.
+func (s *stream) next(t *testing.T) (string, map[string]any) {
+	t.Helper()
+	var name string
+	var data map[string]any
+	for {
+		line, err := s.br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the stream: %v (read so far %q)", err, s.seen.String())
+		}
+		line = strings.TrimSuffix(line, "\n")
+		switch {
+		case line == "":
+			return name, data
+		case strings.HasPrefix(line, "event: "):
+			name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			_ = json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &data)
+		}
+	}
+}
+
+// finish reads the stream to its end and checks it against the document.
+func (s *stream) finish(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	if _, err := io.Copy(io.Discard, s.br); err != nil {
+		t.Fatalf("reading the stream to its end: %v", err)
+	}
+	errs, events := openapi.CheckStream("POST", path, s.seen.Bytes())
+	for _, e := range errs {
+		t.Error(e)
+	}
+	return events
+}
+
+// TestStreamAnswersMatchDocument checks watch and replay: the document's
+// 400 examples of cursors and WHERE are the answers to their requests,
+// the WHERE request examples select what they say, and a reload ends open
+// streams with schema_changed (and resume_from_id) or schema_removed as
+// documented.
+func TestStreamAnswersMatchDocument(t *testing.T) {
+	l := startLive(t, weatherConfig+floodArea, nil)
+	ident := `"identifier":{"region":"europe","severity_level":{"gte":1},"date":"20250706"}`
+	req := func(extra string) []byte { return []byte(`{"event_type":"weather_alert",` + ident + extra + `}`) }
+	cases := []struct {
+		path, example string
+		body          []byte
+	}{
+		{"/api/v1/watch", "where_syntax", req(`,"where":"severity_level >= 3 AND"`)},
+		{"/api/v1/replay", "where_syntax", req(`,"from_id":"0","where":"severity_level >= 3 AND"`)},
+		{"/api/v1/watch", "where_unknown_field", req(`,"where":"severty_level >= 3"`)},
+		{"/api/v1/replay", "where_unknown_field", req(`,"from_id":"0","where":"severty_level >= 3"`)},
+		{"/api/v1/watch", "where_value", req(`,"where":"region = 'mars'"`)},
+		{"/api/v1/replay", "where_value", req(`,"from_id":"0","where":"region = 'mars'"`)},
+		{"/api/v1/watch", "from_id_whitespace", req(`,"from_id":" 5"`)},
+		{"/api/v1/replay", "from_id_whitespace", req(`,"from_id":" 5"`)},
+		{"/api/v1/watch", "from_id_event_id", req(`,"from_id":"weather_alert@41"`)},
+		{"/api/v1/replay", "from_id_event_id", req(`,"from_id":"weather_alert@41"`)},
+		{"/api/v1/replay", "to_id_before", req(`,"from_id":"42","to_id":"7"`)},
+		{"/api/v1/watch", "end_cursor", req(`,"to_id":"7"`)},
+		{"/api/v1/watch", "both_cursors", req(`,"from_id":"1","from_date":"1751760000"`)},
+		{"/api/v1/replay", "no_cursor", req(``)},
+		{"/api/v1/watch", "unknown_field", []byte(`{"event_type":"weather_alert","identifier":{},"foo":1}`)},
+		{"/api/v1/replay", "unknown_field", []byte(`{"event_type":"weather_alert","identifier":{},"foo":1}`)},
+		{"/api/v1/notification", "unknown_field", []byte(`{"event_type":"weather_alert","identifier":{},"foo":1}`)},
+		{"/api/v1/watch", "invalid_json", nil},
+		{"/api/v1/watch", "invalid_request_shape", []byte(`{"event_type":"weather_alert"}`)},
+	}
+	for _, c := range cases {
+		r := send(t, l.ts.URL, "POST", c.path, nil, c.body)
+		conform(t, r, "POST", c.path, 400)
+		sameAsExample(t, r, "POST", c.path, c.example, nil)
+	}
+	// where is unknown on notify.
+	r := send(t, l.ts.URL, "POST", "/api/v1/notification", nil, req(`,"where":"severity_level > 1"`))
+	conform(t, r, "POST", "/api/v1/notification", 400)
+	if !bytes.Contains(r.body, []byte(`"code":"UNKNOWN_FIELD"`)) {
+		t.Errorf("where on notify: %s", r.body)
+	}
+
+	// The replay example with where selects what its predicate says.
+	for i, n := range []string{
+		`"severity_level":1,"issued_by":"forecast"`, // excluded: BETWEEN 1 AND 2
+		`"severity_level":3,"issued_by":"forecast"`, // selected
+		`"severity_level":4,"issued_by":"jma"`,      // excluded: issued_by is jma
+		`"severity_level":5,"issued_by":"nowcast"`,  // selected
+	} {
+		body := `{"event_type":"weather_alert","identifier":{"region":"europe","date":"20250706",` + n + `}}`
+		if r := send(t, l.ts.URL, "POST", "/api/v1/notification", nil, []byte(body)); r.status != 200 {
+			t.Fatalf("notify %d: %d %s", i, r.status, r.body)
+		}
+	}
+	ex := openapi.DocRequestExample("POST", "/api/v1/replay", "where")
+	if ex == nil {
+		t.Fatal("no replay request example \"where\"")
+	}
+	events := openStream(t, l.ts.URL, "/api/v1/replay", mustJSON(ex)).finish(t, "/api/v1/replay")
+	var ids []any
+	for _, ev := range events {
+		if ev["event"] == "replay" {
+			ids = append(ids, ev["data"].(map[string]any)["id"])
+		}
+	}
+	if fmt.Sprint(ids) != "[weather_alert@2 weather_alert@4]" {
+		t.Errorf("replay with where delivered %v, want weather_alert@2 and @4", ids)
+	}
+
+	// The watch example with where: a live stream that delivers only
+	// what the predicate selects; a reload that changes weather_alert ends
+	// it with schema_changed and a resume id, one that removes flood_area
+	// ends a watch of it with schema_removed.
+	ex = openapi.DocRequestExample("POST", "/api/v1/watch", "where")
+	if ex == nil {
+		t.Fatal("no watch request example \"where\"")
+	}
+	weather := openStream(t, l.ts.URL, "/api/v1/watch", mustJSON(ex))
+	if _, data := weather.next(t); data["type"] != "connection_established" {
+		t.Fatalf("watch opened with %v", data)
+	}
+	flood := openStream(t, l.ts.URL, "/api/v1/watch", []byte(`{"event_type":"flood_area","identifier":{"date":"20250706"}}`))
+	if _, data := flood.next(t); data["type"] != "connection_established" {
+		t.Fatalf("flood watch opened with %v", data)
+	}
+	for _, n := range []string{`"severity_level":2,"issued_by":"forecast"`, `"severity_level":3,"issued_by":"nowcast"`} {
+		body := `{"event_type":"weather_alert","identifier":{"region":"europe","date":"20250706",` + n + `}}`
+		if r := send(t, l.ts.URL, "POST", "/api/v1/notification", nil, []byte(body)); r.status != 200 {
+			t.Fatalf("notify: %d %s", r.status, r.body)
+		}
+	}
+	for {
+		name, data := weather.next(t)
+		if name == "heartbeat" {
+			continue
+		}
+		if data["id"] != "weather_alert@6" {
+			t.Fatalf("the watch delivered %s %v, want weather_alert@6 (weather_alert@5 is not selected)", name, data)
+		}
+		break
+	}
+	changed := strings.Replace(weatherConfig, "max_length: 64", "max_length: 32", 1)
+	if err := os.WriteFile(l.path, []byte(changed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = send(t, l.ts.URL, "POST", "/api/v1/admin/reload", nil, nil)
+	conform(t, r, "POST", "/api/v1/admin/reload", 200)
+	var rep map[string]any
+	_ = json.Unmarshal(r.body, &rep)
+	if fmt.Sprint(rep["changed"], rep["removed"], rep["streams_ended"]) != "[weather_alert] [flood_area] 2" {
+		t.Errorf("reload report %s", r.body)
+	}
+	last := func(events []map[string]any) map[string]any {
+		if len(events) == 0 {
+			return nil
+		}
+		return events[len(events)-1]["data"].(map[string]any)
+	}
+	if c := last(weather.finish(t, "/api/v1/watch")); c["reason"] != "schema_changed" || c["resume_from_id"] != "7" {
+		t.Errorf("the changed event type's watch ended with %v, want schema_changed resuming from 7", c)
+	}
+	if c := last(flood.finish(t, "/api/v1/watch")); c["reason"] != "schema_removed" || c["resume_from_id"] != nil {
+		t.Errorf("the removed event type's watch ended with %v, want schema_removed without a resume id", c)
+	}
+}
+
+// adminEngine is the in-memory engine whose admin operations fail with err
+// (nil: they succeed without doing anything).
+type adminEngine struct {
+	engine.Engine
+	err error
+}
+
+func (e *adminEngine) Delete(context.Context, string, uint64) error { return e.err }
+func (e *adminEngine) WipeStream(context.Context, string) error     { return e.err }
+func (e *adminEngine) WipeAll(context.Context) error                { return e.err }
+
+// TestAdminAnswersMatchDocument checks the admin routes' answers: bad ids
+// and stream names, success, not found, the backend unavailable (503,
+// Retry-After) and failing (500, no backend text).
+func TestAdminAnswersMatchDocument(t *testing.T) {
+	const (
+		del   = "/api/v1/admin/notification/{notification_id}"
+		wipe  = "/api/v1/admin/wipe/stream"
+		wipeA = "/api/v1/admin/wipe/all"
+	)
+	eng := &adminEngine{Engine: engine.NewMemory(engine.MemoryOptions{MaxHistoryPerTopic: 10, MaxTopics: 10})}
+	l := startLive(t, weatherConfig, eng)
+	call := func(method, path, body string) reply {
+		return send(t, l.ts.URL, method, path, nil, []byte(body))
+	}
+	for _, c := range []struct {
+		id, example string
+	}{{"weather_alert", "bad_id"}, {"weather_alert@0", "zero"}, {"a.b@1", "bad_name"}} {
+		r := call("DELETE", "/api/v1/admin/notification/"+c.id, "")
+		conform(t, r, "DELETE", del, 400)
+		sameAsExample(t, r, "DELETE", del, c.example, nil)
+	}
+	for _, c := range []struct{ body, example string }{{`{"stream_name":"a.b"}`, "bad_name"}, {`{}`, "bad_body"}} {
+		r := call("DELETE", wipe, c.body)
+		conform(t, r, "DELETE", wipe, 400)
+		sameAsExample(t, r, "DELETE", wipe, c.example, nil)
+	}
+	for _, c := range []struct {
+		err              error
+		status           int
+		del, wipe, wipeA string // examples
+	}{
+		{nil, 200, "deleted", "wiped", "wiped"},
+		{fmt.Errorf("memory: %w", engine.ErrNotFound), 404, "not_found", "unknown", ""},
+		{fmt.Errorf("jetstream: connection to nats://secret:4222 is down: %w", engine.ErrUnavailable), 503, "backend", "backend", "backend"},
+		{errors.New("jetstream: secret backend detail"), 500, "backend", "backend", "backend"},
+	} {
+		eng.err = c.err
+		for _, op := range []struct {
+			method, path, docPath, body, example string
+		}{
+			{"DELETE", "/api/v1/admin/notification/weather_alert@42", del, "", c.del},
+			{"DELETE", wipe, wipe, `{"stream_name":"ALERT"}`, c.wipe},
+			{"DELETE", wipeA, wipeA, "", c.wipeA},
+		} {
+			if op.example == "" {
+				continue
+			}
+			r := call(op.method, op.path, op.body)
+			conform(t, r, op.method, op.docPath, c.status)
+			edit := func(ex map[string]any) {
+				if op.docPath == del {
+					ex["notification_id"] = "weather_alert@42"
+				}
+			}
+			if c.status == 404 && op.docPath == wipe {
+				r = call(op.method, op.path, `{"stream_name":"NOPE"}`)
+			}
+			sameAsExample(t, r, op.method, op.docPath, op.example, edit)
+			if bytes.Contains(r.body, []byte("secret")) {
+				t.Errorf("%s %s %d carries the backend's error: %s", op.method, op.docPath, c.status, r.body)
+			}
+		}
+	}
+}
+
+// upgrade is the header of a valid WebSocket upgrade request.
+func upgrade(kv ...string) map[string]string {
+	h := map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}
+	for i := 0; i < len(kv); i += 2 {
+		if kv[i+1] == "" {
+			delete(h, kv[i])
+		} else {
+			h[kv[i]] = kv[i+1]
+		}
+	}
+	return h
+}
+
+// TestSessionAnswersMatchDocument checks the WebSocket upgrade of
+// GET /api/v1/session: a real handshake (101, then the welcome frame) and
+// every refusal before it.
+func TestSessionAnswersMatchDocument(t *testing.T) {
+	const path = "/api/v1/session"
+	h := handlers.New(handlers.Options{Version: "test", Settings: handlers.Settings{AllowedOrigins: []string{"https://ok.example"}}})
+	ts := httptest.NewServer(api.NewRouter(api.Options{Handlers: h}))
+	defer ts.Close()
+	defer h.Shutdown()
+
+	r := send(t, ts.URL, "GET", path, nil, nil)
+	conform(t, r, "GET", path, 426)
+	sameAsTextExample(t, r, "GET", path, "plain_get")
+	r = send(t, ts.URL, "GET", path, upgrade("Sec-WebSocket-Protocol", "chat, superchat"), nil)
+	conform(t, r, "GET", path, 400)
+	sameAsExample(t, r, "GET", path, "subprotocol", nil)
+	r = send(t, ts.URL, "GET", path, upgrade("Sec-WebSocket-Version", "8"), nil)
+	conform(t, r, "GET", path, 400)
+	sameAsTextExample(t, r, "GET", path, "version")
+	if r.header.Get("Sec-WebSocket-Version") != "13" {
+		t.Errorf("version mismatch without Sec-WebSocket-Version: 13: %v", r.header)
+	}
+	r = send(t, ts.URL, "GET", path, upgrade("Sec-WebSocket-Key", ""), nil)
+	conform(t, r, "GET", path, 400)
+	sameAsTextExample(t, r, "GET", path, "no_key")
+	r = send(t, ts.URL, "GET", path, upgrade("Origin", "https://evil.example"), nil)
+	conform(t, r, "GET", path, 403)
+	sameAsExample(t, r, "GET", path, "origin", nil)
+
+	wsURL := "ws" + strings.TrimPrefix(ts.URL, "http") + path
+	for _, offer := range [][]string{{"herald.v1"}, nil, {"chat", "herald.v1"}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c, resp, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{Subprotocols: offer, HTTPHeader: http.Header{"Origin": {"https://ok.example"}}})
+		if err != nil {
+			cancel()
+			t.Fatalf("dial offering %q: %v", offer, err)
+		}
+		conform(t, reply{resp.StatusCode, resp.Header, nil}, "GET", path, http.StatusSwitchingProtocols)
+		if got, want := resp.Header.Get("Sec-WebSocket-Protocol"), map[bool]string{true: "herald.v1", false: ""}[offer != nil]; got != want {
+			t.Errorf("offering %q: Sec-WebSocket-Protocol %q, want %q", offer, got, want)
+		}
+		_, frame, err := c.Read(ctx)
+		if err != nil {
+			t.Fatalf("reading the first frame: %v", err)
+		}
+		var welcome map[string]any
+		_ = json.Unmarshal(frame, &welcome)
+		if welcome["type"] != "welcome" || welcome["protocol"] != "herald.v1" || welcome["server"] != "herald test" {
+			t.Errorf("first frame %s", frame)
+		}
+		_ = c.Close(websocket.StatusNormalClosure, "")
+		cancel()
+	}
+
+	// The per-user session limit, for a user authenticated on the upgrade.
+	auth, err := api.NewAuthenticator(api.AuthOptions{Config: api.AuthConfig{Enabled: true, Mode: api.ModeTrustedProxy, JWTSecret: secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ha := handlers.New(handlers.Options{Settings: handlers.Settings{Auth: auth.Policy(), Authenticate: auth.Authenticate, Session: handlers.SessionSettings{MaxSessionsPerUser: 1}}})
+	tsa := httptest.NewServer(api.NewRouter(api.Options{Handlers: ha, Auth: auth}))
+	defer tsa.Close()
+	defer ha.Shutdown()
+	bob := "Bearer " + token(map[string]any{"username": "bob", "exp": exp()})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(tsa.URL, "http")+path, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {bob}}})
+	if err != nil {
+		t.Fatalf("first session: %v", err)
+	}
+	defer c.CloseNow()
+	if _, _, err := c.Read(ctx); err != nil {
+		t.Fatalf("first session's welcome: %v", err)
+	}
+	r = send(t, tsa.URL, "GET", path, upgrade("Authorization", bob), nil)
+	conform(t, r, "GET", path, 429)
+	var body struct{ Message string }
+	_ = json.Unmarshal(r.body, &body)
+	if want := "LIMIT_EXCEEDED: user 'bob' already has 1 open sessions (max_sessions_per_user)"; body.Message != want || r.header.Get("Retry-After") != "10" {
+		t.Errorf("429: message %q Retry-After %q, want %q and 10", body.Message, r.header.Get("Retry-After"), want)
+	}
+	// A refused token, on the upgrade.
+	r = send(t, tsa.URL, "GET", path, upgrade("Authorization", "Bearer not.a.jwt"), nil)
+	conform(t, r, "GET", path, 401)
+	sameAsExample(t, r, "GET", path, "invalid_token", nil)
+}
