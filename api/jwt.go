@@ -171,5 +171,8 @@ func (v *Verifier) Verify(token string) (*handlers.Identity, error) {
 	if c.Realm != nil {
 		id.Realm = *c.Realm
 	}
+	if c.ExpiresAt != nil {
+		id.Expires = c.ExpiresAt.Time
+	}
 	return id, nil
 }

@@ -253,3 +253,45 @@ func TestSessionUpgradeChecks(t *testing.T) {
 		}
 	})
 }
+
+// TestSessionCredentialsExpire: when the upgrade's token expires, the
+// subscriptions that need credentials end with unauthorized and a resume
+// id; public ones go on, and requests that need credentials are refused.
+func TestSessionCredentialsExpire(t *testing.T) {
+	h := start(t, setup{yaml: matrixConfig("trusted_proxy", ""), now: time.Now})
+	claims := user("rita", "ecmwf", "reader")
+	exp := time.Now().Add(1500 * time.Millisecond).Truncate(time.Second).Add(time.Second)
+	claims["exp"], claims["iat"] = exp.Unix(), time.Now().Unix()
+	s, _ := dialSession(t, h, bearer(hs256(t, claims)))
+	s.okCall("subscribe", `"name":"a","event_type":"readers","identifier":{}`)
+	s.okCall("subscribe", `"name":"b","event_type":"optional","identifier":{}`)
+	end := s.frame()
+	want := "the session's credentials expired at " + exp.UTC().Format(time.RFC3339) + "; reconnect with fresh ones and resume from resume_from_id"
+	if end["type"] != "subscription_ended" || end["sub"] != "a" || end["reason"] != "unauthorized" || end["resume_from_id"] != "readers@1" || end["message"] != want {
+		t.Fatalf("end %v", end)
+	}
+	if time.Now().Before(exp) {
+		t.Fatalf("ended before the expiry %v", exp)
+	}
+	s.failCall("subscribe", `"name":"a","event_type":"readers","identifier":{}`, "UNAUTHORIZED", "Authentication is required for this stream")
+	// The notify's reply and the event of b, in either order.
+	ctx, cancel := context.WithTimeout(context.Background(), sessionWait)
+	defer cancel()
+	if err := s.conn.Write(ctx, websocket.MessageText, []byte(`{"id":"n","op":"notify","event_type":"optional","identifier":{"k":"x"},"payload":null}`)); err != nil {
+		t.Fatal(err)
+	}
+	var reply, ev map[string]any
+	for reply == nil || ev == nil {
+		switch f := s.frame(); f["type"] {
+		case "reply":
+			reply = f
+		case "events":
+			ev = f
+		default:
+			t.Fatalf("frame %v", f)
+		}
+	}
+	if reply["ok"] != true || ev["sub"] != "b" {
+		t.Fatalf("after the expiry: notify %v, events %v", reply, ev)
+	}
+}

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"slices"
+	"time"
 )
 
 // Identity is an authenticated user, taken from the claims of a verified
@@ -19,6 +20,10 @@ type Identity struct {
 	Roles []string
 	// Attributes is the `attributes` claim.
 	Attributes map[string]string
+	// Expires is when the credentials expire (the token's `exp`); zero
+	// when they do not. A WebSocket session ends the subscriptions that
+	// need them then.
+	Expires time.Time
 }
 
 type identityKey struct{}

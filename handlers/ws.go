@@ -207,6 +207,9 @@ func (s *session) run(parent context.Context) {
 	}()
 	go s.keepAlive()
 	s.send(s.welcome())
+	if id := s.identity.Load(); id != nil {
+		s.expireCredentials(id)
+	}
 
 	// The reader has its own context: coder/websocket closes the
 	// connection at once when a Read's context ends, and a session that
@@ -248,6 +251,42 @@ func (s *session) run(parent context.Context) {
 	s.ctrlDone()
 	<-writerDone
 	_ = s.conn.Close(code, reason)
+}
+
+// expireCredentials ends, when id's credentials expire, the session's
+// subscriptions that an anonymous client could not hold (reason
+// unauthorized, with their resume ids); the session goes on without
+// credentials (requests that need them are refused; a new connection
+// with fresh ones resumes).
+func (s *session) expireCredentials(id *Identity) {
+	if id.Expires.IsZero() {
+		return
+	}
+	go func() {
+		t := time.NewTimer(id.Expires.Sub(s.h.now()))
+		defer t.Stop()
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !s.identity.CompareAndSwap(id, nil) {
+			return
+		}
+		msg := "the session's credentials expired at " + id.Expires.UTC().Format(time.RFC3339) + "; reconnect with fresh ones and resume from resume_from_id"
+		s.mu.Lock()
+		var ended []*subscription
+		for _, sub := range s.subs {
+			if sub.needsAuth {
+				ended = append(ended, sub)
+			}
+		}
+		s.mu.Unlock()
+		for _, sub := range ended {
+			sub.cancel(&stream.Stop{Reason: stream.Unauthorized, Message: msg})
+		}
+		s.log.Info("session credentials expired", "user", id.Username, "subscriptions_ended", len(ended))
+	}()
 }
 
 // isShutdown reports whether ctx ended because the server shuts down.
@@ -743,6 +782,7 @@ func (s *session) auth(req *request, first bool) {
 	}
 	s.release = release
 	s.identity.Store(id)
+	s.expireCredentials(id)
 	roles := id.Roles
 	if roles == nil {
 		roles = []string{}

@@ -37,6 +37,9 @@ type subscription struct {
 	replay    bool
 	dropping  bool
 	cursor    bool // a start cursor: history_completed follows history
+	// needsAuth: an anonymous client could not open it, so it ends when
+	// the session's credentials expire.
+	needsAuth bool
 	cancel    context.CancelCauseFunc
 	state     atomic.Int32
 	// mu orders the subscribe reply with a concurrent unsubscribe.
@@ -303,6 +306,7 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 		frameMax: s.set.Session.MaxFrameBytes, eventsMax: s.set.Session.MaxFrameEvents,
 		opened: make(chan error, 1),
 	}
+	sub.needsAuth = set.Auth.DecideStream(streamAuth(sc), nil, OpRead) != nil
 	s.running++
 	s.subsWG.Add(1)
 	s.mu.Unlock()
