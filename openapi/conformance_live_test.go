@@ -753,3 +753,42 @@ func TestSessionAnswersMatchDocument(t *testing.T) {
 	conform(t, r, "GET", path, 401)
 	sameAsExample(t, r, "GET", path, "invalid_token", nil)
 }
+
+// backendEngine is an engine whose backend reports the given states.
+type backendEngine struct {
+	engine.Engine
+	healthy, ready error
+}
+
+func (e *backendEngine) Healthy() error              { return e.healthy }
+func (e *backendEngine) Ready(context.Context) error { return e.ready }
+
+// TestHealthAnswersMatchDocument checks /health and /ready with a
+// backend that is fine, down and recovering, and down for good.
+func TestHealthAnswersMatchDocument(t *testing.T) {
+	down := fmt.Errorf("jetstream: not connected to nats://127.0.0.1:4222: %w", engine.ErrUnavailable)
+	for _, c := range []struct {
+		healthy, ready         error
+		health, readyStatus    int
+		healthEx, readyExample string
+	}{
+		{nil, nil, 200, 200, "jetstream", "ready"},
+		{down, down, 200, 503, "", "down"},
+		{errors.New("jetstream: the embedded server stopped: secret detail"), down, 503, 503, "failed", "down"},
+	} {
+		eng := &backendEngine{Engine: engine.NewMemory(engine.MemoryOptions{}), healthy: c.healthy, ready: c.ready}
+		ts := httptest.NewServer(api.NewRouter(api.Options{Handlers: handlers.New(handlers.Options{Engine: eng})}))
+		r := send(t, ts.URL, "GET", "/health", nil, nil)
+		conform(t, r, "GET", "/health", c.health)
+		if c.healthEx != "" {
+			sameAsExample(t, r, "GET", "/health", c.healthEx, nil)
+		}
+		if bytes.Contains(r.body, []byte("secret")) {
+			t.Errorf("/health carries the backend's error: %s", r.body)
+		}
+		r = send(t, ts.URL, "GET", "/ready", nil, nil)
+		conform(t, r, "GET", "/ready", c.readyStatus)
+		sameAsExample(t, r, "GET", "/ready", c.readyExample, nil)
+		ts.Close()
+	}
+}

@@ -29,7 +29,7 @@ type route struct {
 // documented in openapi.json.
 var routes = []route{
 	{"GET", "/", []string{"200"}},
-	{"GET", "/health", []string{"200"}},
+	{"GET", "/health", []string{"200", "503"}},
 	{"GET", "/ready", []string{"200", "503"}},
 	{"GET", "/api-docs/openapi.json", []string{"200"}},
 	{"GET", "/swagger-ui", []string{"200"}},
@@ -455,9 +455,9 @@ func TestSecurity(t *testing.T) {
 
 // TestAuthResponses checks the headers of the authentication and admission
 // answers: every 401 offers WWW-Authenticate, every 429 and 503 says
-// Retry-After (both headers always sent, so required), every route that
-// authenticates documents 401, 403 and 503, and the public routes document
-// none of them.
+// Retry-After (both headers always sent, so required; /health's 503 asks
+// for a restart, not a retry), every route that authenticates documents
+// 401, 403 and 503, and the public routes document none of them.
 func TestAuthResponses(t *testing.T) {
 	doc := loadDoc(t)
 	headers := doc["components"].(map[string]any)["headers"].(map[string]any)
@@ -477,15 +477,19 @@ func TestAuthResponses(t *testing.T) {
 			case "401":
 				want["WWW-Authenticate"] = "#/components/headers/WWWAuthenticate"
 			case "429", "503":
-				want["Retry-After"] = "#/components/headers/RetryAfter"
+				if !(k == "GET /health" && code == "503") {
+					want["Retry-After"] = "#/components/headers/RetryAfter"
+				}
 			}
 			for name, ref := range want {
 				if x, _ := h[name].(map[string]any); x["$ref"] != ref {
 					t.Errorf("%s %s: %s is %v, want the %s component", k, code, name, h[name], ref)
 				}
 			}
-			// /ready's 503 is the backend's state, not authentication.
-			if publicRoutes[k] && slices.Contains(authStatuses, code) && !(k == "GET /ready" && code == "503") {
+			// The 503 of /ready and /health is the backend's state, not
+			// authentication.
+			backend := code == "503" && (k == "GET /ready" || k == "GET /health")
+			if publicRoutes[k] && slices.Contains(authStatuses, code) && !backend {
 				t.Errorf("%s never authenticates but documents %s", k, code)
 			}
 		}
