@@ -31,6 +31,7 @@ import (
 	"herald/configs"
 	"herald/engine"
 	"herald/handlers"
+	"herald/notification"
 	"herald/openapi"
 	"herald/server"
 )
@@ -461,31 +462,37 @@ func TestStreamAnswersMatchDocument(t *testing.T) {
 	cases := []struct {
 		path, example string
 		body          []byte
+		edit          func(map[string]any)
 	}{
-		{"/api/v1/watch", "where_syntax", req(`,"where":"severity_level >= 3 AND"`)},
-		{"/api/v1/replay", "where_syntax", req(`,"from_id":"0","where":"severity_level >= 3 AND"`)},
-		{"/api/v1/watch", "where_unknown_field", req(`,"where":"severty_level >= 3"`)},
-		{"/api/v1/replay", "where_unknown_field", req(`,"from_id":"0","where":"severty_level >= 3"`)},
-		{"/api/v1/watch", "where_value", req(`,"where":"region = 'mars'"`)},
-		{"/api/v1/replay", "where_value", req(`,"from_id":"0","where":"region = 'mars'"`)},
-		{"/api/v1/watch", "from_id_whitespace", req(`,"from_id":" 5"`)},
-		{"/api/v1/replay", "from_id_whitespace", req(`,"from_id":" 5"`)},
-		{"/api/v1/watch", "from_id_event_id", req(`,"from_id":"weather_alert@41"`)},
-		{"/api/v1/replay", "from_id_event_id", req(`,"from_id":"weather_alert@41"`)},
-		{"/api/v1/replay", "to_id_before", req(`,"from_id":"42","to_id":"7"`)},
-		{"/api/v1/watch", "end_cursor", req(`,"to_id":"7"`)},
-		{"/api/v1/watch", "both_cursors", req(`,"from_id":"1","from_date":"1751760000"`)},
-		{"/api/v1/replay", "no_cursor", req(``)},
-		{"/api/v1/watch", "unknown_field", []byte(`{"event_type":"weather_alert","identifier":{},"foo":1}`)},
-		{"/api/v1/replay", "unknown_field", []byte(`{"event_type":"weather_alert","identifier":{},"foo":1}`)},
-		{"/api/v1/notification", "unknown_field", []byte(`{"event_type":"weather_alert","identifier":{},"foo":1}`)},
-		{"/api/v1/watch", "invalid_json", nil},
-		{"/api/v1/watch", "invalid_request_shape", []byte(`{"event_type":"weather_alert"}`)},
+		{"/api/v1/watch", "where_syntax", req(`,"where":"severity_level >= 3 AND"`), nil},
+		{"/api/v1/replay", "where_syntax", req(`,"from_id":"0","where":"severity_level >= 3 AND"`), nil},
+		{"/api/v1/watch", "where_unknown_field", req(`,"where":"severty_level >= 3"`), nil},
+		{"/api/v1/replay", "where_unknown_field", req(`,"from_id":"0","where":"severty_level >= 3"`), nil},
+		{"/api/v1/watch", "where_value", req(`,"where":"region = 'mars'"`), nil},
+		{"/api/v1/replay", "where_value", req(`,"from_id":"0","where":"region = 'mars'"`), nil},
+		{"/api/v1/watch", "from_id_whitespace", req(`,"from_id":" 5"`), nil},
+		{"/api/v1/replay", "from_id_whitespace", req(`,"from_id":" 5"`), nil},
+		{"/api/v1/watch", "from_id_event_id", req(`,"from_id":"weather_alert@41"`), nil},
+		{"/api/v1/replay", "from_id_event_id", req(`,"from_id":"weather_alert@41"`), nil},
+		{"/api/v1/replay", "to_id_before", req(`,"from_id":"42","to_id":"7"`), nil},
+		{"/api/v1/watch", "end_cursor", req(`,"to_id":"7"`), nil},
+		{"/api/v1/watch", "both_cursors", req(`,"from_id":"1","from_date":"1751760000"`), nil},
+		{"/api/v1/replay", "no_cursor", req(``), nil},
+		{"/api/v1/watch", "unknown_field", []byte(`{"event_type":"weather_alert","identifier":{},"foo":1}`), nil},
+		{"/api/v1/replay", "unknown_field", []byte(`{"event_type":"weather_alert","identifier":{},"foo":1}`), nil},
+		{"/api/v1/notification", "unknown_field", []byte(`{"event_type":"weather_alert","identifier":{},"foo":1}`), nil},
+		{"/api/v1/watch", "invalid_json", nil, nil},
+		{"/api/v1/watch", "invalid_request_shape", []byte(`{"event_type":"weather_alert"}`), nil},
+		{"/api/v1/notification", "invalid_value", []byte(`{"event_type":"weather_alert","identifier":{"region":"europe","severity_level":7,"date":"20250706","issued_by":"x"}}`), nil},
+		{"/api/v1/notification", "point", []byte(`{"event_type":"weather_alert","identifier":{"region":"europe","severity_level":3,"date":"20250706","issued_by":"x","point":"1,2"}}`), nil},
+		{"/api/v1/watch", "unknown_event_type", []byte(`{"event_type":"wether_alert","identifier":{}}`), func(ex map[string]any) {
+			ex["configured_event_types"] = []any{"flood_area", "weather_alert"}
+		}},
 	}
 	for _, c := range cases {
 		r := send(t, l.ts.URL, "POST", c.path, nil, c.body)
 		conform(t, r, "POST", c.path, 400)
-		sameAsExample(t, r, "POST", c.path, c.example, nil)
+		sameAsExample(t, r, "POST", c.path, c.example, c.edit)
 	}
 	// where is unknown on notify.
 	r := send(t, l.ts.URL, "POST", "/api/v1/notification", nil, req(`,"where":"severity_level > 1"`))
@@ -790,5 +797,58 @@ func TestHealthAnswersMatchDocument(t *testing.T) {
 		conform(t, r, "GET", "/ready", c.readyStatus)
 		sameAsExample(t, r, "GET", "/ready", c.readyExample, nil)
 		ts.Close()
+	}
+}
+
+// failingStore is the in-memory engine whose publish, subscribe and
+// history fail with err.
+type failingStore struct {
+	engine.Engine
+	err error
+}
+
+func (e *failingStore) Publish(context.Context, *notification.Notification) (uint64, time.Time, error) {
+	return 0, time.Time{}, e.err
+}
+
+func (e *failingStore) Subscribe(context.Context, engine.Query, engine.SubscribeOptions) (*engine.Subscription, error) {
+	return nil, e.err
+}
+
+func (e *failingStore) LastSeq(context.Context, string) (uint64, error) { return 0, e.err }
+
+func (e *failingStore) History(context.Context, engine.Query, engine.Range) (engine.HistoryReader, error) {
+	return nil, e.err
+}
+
+// TestBackendFailuresMatchDocument checks notify, watch and replay with a
+// backend that is unavailable (503, Retry-After) or fails (500): the
+// document's examples, and no backend text in the answer.
+func TestBackendFailuresMatchDocument(t *testing.T) {
+	eng := &failingStore{Engine: engine.NewMemory(engine.MemoryOptions{MaxHistoryPerTopic: 10, MaxTopics: 10})}
+	l := startLive(t, weatherConfig, eng)
+	notify := []byte(`{"event_type":"weather_alert","identifier":{"region":"europe","severity_level":3,"date":"20250706","issued_by":"x"}}`)
+	watch := []byte(`{"event_type":"weather_alert","identifier":{"region":"europe","severity_level":{"gte":3},"date":"20250706"},"from_id":"1"}`)
+	for _, c := range []struct {
+		err     error
+		status  int
+		notify  string
+		streams string
+	}{
+		{fmt.Errorf("jetstream: nats://secret:4222 is down: %w", engine.ErrUnavailable), 503, "backend", "backend"},
+		{errors.New("jetstream: secret backend detail"), 500, "storage", "setup"},
+	} {
+		eng.err = c.err
+		r := send(t, l.ts.URL, "POST", "/api/v1/notification", nil, notify)
+		conform(t, r, "POST", "/api/v1/notification", c.status)
+		sameAsExample(t, r, "POST", "/api/v1/notification", c.notify, nil)
+		for _, path := range []string{"/api/v1/watch", "/api/v1/replay"} {
+			r = send(t, l.ts.URL, "POST", path, nil, watch)
+			conform(t, r, "POST", path, c.status)
+			sameAsExample(t, r, "POST", path, c.streams, nil)
+			if bytes.Contains(r.body, []byte("secret")) {
+				t.Errorf("%s %d carries the backend's error: %s", path, c.status, r.body)
+			}
+		}
 	}
 }

@@ -233,7 +233,10 @@ func DocExample(method, path string, status int, media, name string) any {
 		}
 	}
 	if raw == nil {
-		raw = doc["x-global-responses"].(map[string]any)[strconv.Itoa(status)]
+		global, _ := doc["x-global-responses"].(map[string]any)
+		if raw = global[strconv.Itoa(status)]; raw == nil {
+			return nil
+		}
 	}
 	resp, err := resolve(doc, raw)
 	if err != nil {
