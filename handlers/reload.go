@@ -10,6 +10,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"herald/api/httperr"
+	"herald/engine"
 )
 
 // Reloader re-reads the configuration the process started with and
@@ -126,6 +127,11 @@ func (h *Handlers) AdminReload(w http.ResponseWriter, r *http.Request) {
 			httperr.WriteJSON(w, http.StatusConflict, reloadErrorBody{Status: "error", Code: re.Code, Message: re.Message, Refused: re.Refused, RequestID: id})
 		case errors.As(err, &re):
 			httperr.WriteJSON(w, http.StatusBadRequest, reloadErrorBody{Status: "error", Code: re.Code, Message: re.Message, RequestID: id})
+		case errors.Is(err, engine.ErrUnavailable):
+			h.log.Warn("reload failed: the backend is unavailable", "request_id", id, "error", err)
+			w.Header().Set("Retry-After", "5")
+			httperr.WriteJSON(w, http.StatusServiceUnavailable, reloadErrorBody{Status: "error", Code: "SERVICE_UNAVAILABLE",
+				Message: "the notification backend is unavailable, so the streams of the new configuration cannot be set up; the running configuration is unchanged: retry later", RequestID: id})
 		default:
 			h.log.Error("reload failed", "request_id", id, "error", err)
 			httperr.WriteJSON(w, http.StatusInternalServerError, reloadErrorBody{Status: "error", Code: "INTERNAL_ERROR",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -27,12 +28,9 @@ func TestSessionProducerOutage(t *testing.T) {
 		t.Skip("skipped under -short: it stops a nats-server; run without -short, as scripts/test and CI do")
 	}
 	ns := jetstreamtest.StartServer(t)
-	s := startHerald(t, wsConfig, func(c *configs.Config) {
-		js := &c.NotificationBackend.JetStream
-		c.NotificationBackend.Kind = configs.BackendJetStream
-		js.NatsURL = ns.URL()
-		js.TimeoutSeconds = 1
-	}, func(c *configs.Config) engine.Engine {
+	// In the file, so that a reload reads the same backend.
+	yaml := strings.Replace(wsConfig, "  kind: in_memory\n", "  kind: jetstream\n  jetstream: {nats_url: '"+ns.URL()+"', timeout_seconds: 1}\n", 1)
+	s := startHerald(t, yaml, nil, func(c *configs.Config) engine.Engine {
 		o, err := jetstream.OptionsFromConfig(c)
 		if err != nil {
 			t.Fatal(err)
@@ -84,6 +82,15 @@ func TestSessionProducerOutage(t *testing.T) {
 		t.Fatalf("batch into the outage: %v", reply)
 	}
 	c.fails("publish", batch(7, 1), "SERVICE_UNAVAILABLE", "the notification backend is unavailable; the producer is suspended until it returns")
+	// A reload that needs the backend (a new event type's stream) cannot
+	// apply now: 503, nothing changed.
+	grown := yaml + "  later:\n    topic: {base: later, key_order: [k]}\n    identifier:\n      k: {type: StringHandler, required: false}\n"
+	if r := s.reload(t, grown); r.Status != http.StatusServiceUnavailable || r.Body["code"] != "SERVICE_UNAVAILABLE" || r.Header.Get("Retry-After") != "5" {
+		t.Fatalf("reload during the outage: %d %s", r.Status, r.Raw)
+	}
+	if err := os.WriteFile(s.path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	ns.Start()
 	deadline := time.After(30 * time.Second)
