@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"herald/codec/jsonstr"
 	"herald/configs"
 	"herald/engine"
 	"herald/notification"
@@ -382,7 +383,7 @@ func (sub *subscription) Record(rec *engine.Record, ph stream.Phase) error {
 	}
 	if sub.n == 0 {
 		sub.buf = append(sub.buf[:0], `{"type":"events","sub":`...)
-		sub.buf = strconv.AppendQuote(sub.buf, sub.name)
+		sub.buf = jsonstr.Append(sub.buf, sub.name)
 		sub.buf = append(sub.buf, `,"gen":`...)
 		sub.buf = strconv.AppendUint(sub.buf, sub.gen, 10)
 		if ph == stream.History {

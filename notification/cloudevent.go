@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
+	"herald/codec/jsonstr"
 	"herald/configs"
 )
 
@@ -24,12 +24,12 @@ type ceTemplate struct {
 
 func newCETemplate(baseURL, eventType string) ceTemplate {
 	var t ceTemplate
-	et := appendJSONString(nil, eventType)
+	et := jsonstr.Append(nil, eventType)
 	et = et[1 : len(et)-1]
 	t.idPrefix = append(append([]byte(nil), et...), '@')
-	t.source = appendJSONString(nil, baseURL)
-	t.schema = appendJSONString(nil, baseURL+"/schema/"+eventType)
-	t.typ = appendJSONString([]byte(`","type":`), "int.ecmwf.aviso."+eventType)
+	t.source = jsonstr.Append(nil, baseURL)
+	t.schema = jsonstr.Append(nil, baseURL+"/schema/"+eventType)
+	t.typ = jsonstr.Append([]byte(`","type":`), "int.ecmwf.aviso."+eventType)
 	t.typ = append(t.typ, '}')
 	return t
 }
@@ -106,7 +106,7 @@ func ceFieldOrder(s *Schema) []ceField {
 	out := make([]ceField, len(names))
 	for i, n := range names {
 		f := byName[n]
-		f.key = append(appendJSONString(nil, n), ':')
+		f.key = append(jsonstr.Append(nil, n), ':')
 		out[i] = f
 	}
 	return out
@@ -138,7 +138,7 @@ func (s *Schema) appendIdentifier(b []byte, n *Notification) ([]byte, error) {
 		if f.geometry {
 			b = append(b, n.Geometry.CanonicalJSON()...)
 		} else {
-			b = appendJSONString(b, n.Tokens[f.pos])
+			b = jsonstr.Append(b, n.Tokens[f.pos])
 		}
 	}
 	return append(b, '}'), nil
@@ -167,12 +167,12 @@ func appendGenericIdentifier(b []byte, n *Notification) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, k)
+		b = jsonstr.Append(b, k)
 		b = append(b, ':')
 		if k == geomKey {
 			b = append(b, n.Geometry.CanonicalJSON()...)
 		} else {
-			b = appendJSONString(b, n.Identifier[k])
+			b = jsonstr.Append(b, n.Identifier[k])
 		}
 	}
 	return append(b, '}')
@@ -194,7 +194,7 @@ func appendPayload(b, p []byte) []byte {
 			return append(b, c.Bytes()...)
 		}
 	}
-	return appendJSONString(b, string(p))
+	return jsonstr.Append(b, string(p))
 }
 
 // AppendTime appends t in UTC as RFC 3339 with "Z" and a fraction of 3, 6
@@ -226,59 +226,3 @@ func appendPadded(b []byte, v, width int) []byte {
 	}
 	return append(b, tmp[:width]...)
 }
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string, escaping only what JSON
-// requires (quote, backslash, control characters), as serde_json does.
-// Invalid UTF-8 is replaced by U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"':
-				b = append(b, '\\', '"')
-			case '\\':
-				b = append(b, '\\', '\\')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, "\ufffd"...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-// AppendJSONString appends s as a JSON string with the same minimal
-// escaping the CloudEvents use.
-func AppendJSONString(b []byte, s string) []byte { return appendJSONString(b, s) }

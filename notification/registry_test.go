@@ -210,9 +210,6 @@ func TestAppendPayloadAndStrings(t *testing.T) {
 			t.Fatalf("%q: %s want %s", c.in, got, c.want)
 		}
 	}
-	if got := string(appendJSONString(nil, "<é>&\xff")); got != "\"<é>&\ufffd\"" {
-		t.Fatalf("escaping %s", got)
-	}
 }
 
 func FuzzParseRequest(f *testing.F) {

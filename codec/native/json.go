@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"herald/codec/jsonstr"
 	"herald/codec/values"
 )
 
@@ -187,44 +188,18 @@ func (w textWriter) value(dst []byte, v any, path string, depth int) ([]byte, er
 	return dst, unencodable(path, "a value outside the JSON model")
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendQuoted writes s as a JSON string: \" \\ \b \f \n \r \t, \u00XX for
-// other control bytes, everything else raw; for YAML also DEL, the C1
-// controls and U+FEFF, U+FFFE, U+FFFF as \uXXXX.
+// appendQuoted writes s as a JSON string (package jsonstr); for YAML also
+// DEL, the C1 controls and U+FEFF, U+FFFE, U+FFFF as \uXXXX, which a YAML
+// document must not hold raw.
 func appendQuoted(dst []byte, s string, yaml bool) []byte {
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x80 {
-			r, sz := utf8.DecodeRuneInString(s[i:])
-			if yaml && ((r >= 0x80 && r <= 0x9f) || r == 0xfeff || r == 0xfffe || r == 0xffff) {
-				dst = append(dst, '\\', 'u', hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
-			} else {
-				dst = append(dst, s[i:i+sz]...)
-			}
-			i += sz
-			continue
-		}
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c == '\b':
-			dst = append(dst, '\\', 'b')
-		case c == '\f':
-			dst = append(dst, '\\', 'f')
-		case c == '\n':
-			dst = append(dst, '\\', 'n')
-		case c == '\r':
-			dst = append(dst, '\\', 'r')
-		case c == '\t':
-			dst = append(dst, '\\', 't')
-		case c < 0x20 || (yaml && c == 0x7f):
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		default:
-			dst = append(dst, c)
-		}
-		i++
+	if yaml {
+		return jsonstr.AppendEscaping(dst, s, yamlEscape)
 	}
-	return append(dst, '"')
+	return jsonstr.Append(dst, s)
+}
+
+// yamlEscape reports the runes a YAML double-quoted string escapes beyond
+// JSON's.
+func yamlEscape(r rune) bool {
+	return r == 0x7f || (r >= 0x80 && r <= 0x9f) || r == 0xfeff || r == 0xfffe || r == 0xffff
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"herald/codec/jsonstr"
 	"herald/codec/values"
 )
 
@@ -293,30 +294,9 @@ func appendTomlPath(dst []byte, keys []string) []byte {
 	return dst
 }
 
-// appendTomlString writes a TOML basic string: \" \\ \b \t \n \f \r and
-// \uXXXX for the other control characters and DEL.
+// appendTomlString writes a TOML basic string: JSON's escapes (package
+// jsonstr: \" \\ \b \t \n \f \r, \u00XX for the other control characters)
+// and DEL as \u007f.
 func appendTomlString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c == '\b':
-			dst = append(dst, '\\', 'b')
-		case c == '\t':
-			dst = append(dst, '\\', 't')
-		case c == '\n':
-			dst = append(dst, '\\', 'n')
-		case c == '\f':
-			dst = append(dst, '\\', 'f')
-		case c == '\r':
-			dst = append(dst, '\\', 'r')
-		case c < 0x20 || c == 0x7f:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return append(dst, '"')
+	return jsonstr.AppendEscaping(dst, s, func(r rune) bool { return r == 0x7f })
 }

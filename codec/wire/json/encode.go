@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"herald/codec/bind"
+	"herald/codec/jsonstr"
 	"herald/codec/types"
 	"herald/codec/values"
 )
@@ -57,7 +58,7 @@ func NewRowViewEncoder(s *types.Schema, reveal bool) *Encoder {
 }
 
 func appendKey(dst []byte, name string) []byte {
-	dst = appendString(dst, name)
+	dst = jsonstr.Append(dst, name)
 	return append(dst, ':')
 }
 
@@ -179,7 +180,7 @@ func (e *Encoder) value(dst []byte, arr arrow.Array, i int, t types.Type, path s
 		if !utf8.ValidString(s) {
 			return dst, values.Errorf(values.CodeInvalidUTF8, path, "text is not valid UTF-8")
 		}
-		return appendString(dst, s), nil
+		return jsonstr.Append(dst, s), nil
 	case *array.Binary:
 		dst = append(dst, '"')
 		dst = values.AppendBase64(dst, a.Value(i))
@@ -233,56 +234,4 @@ func (e *Encoder) list(dst []byte, child arrow.Array, lo, hi int, elem types.Typ
 		}
 	}
 	return append(dst, ']'), nil
-}
-
-const hexDigits = "0123456789abcdef"
-
-// needsEscape marks the bytes a JSON string must escape.
-var needsEscape = func() (t [256]bool) {
-	for i := 0; i < 0x20; i++ {
-		t[i] = true
-	}
-	t['"'] = true
-	t['\\'] = true
-	return t
-}()
-
-// appendString writes s as a JSON string: copied as it is when nothing
-// needs escaping, otherwise with \" \\ \b \f \n \r \t and \u00XX for the
-// other control bytes; non-ASCII text is written raw.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	i := 0
-	for i < len(s) && !needsEscape[s[i]] {
-		i++
-	}
-	if i == len(s) {
-		dst = append(dst, s...)
-		return append(dst, '"')
-	}
-	dst = append(dst, s[:i]...)
-	for ; i < len(s); i++ {
-		c := s[i]
-		if !needsEscape[c] {
-			dst = append(dst, c)
-			continue
-		}
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
-	}
-	return append(dst, '"')
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"herald/codec/bind"
+	"herald/codec/jsonstr"
 	"herald/codec/values"
 )
 
@@ -178,7 +179,7 @@ func (c *Codec) AppendBatch(dst []byte, rec arrow.RecordBatch, rowIdx []int) ([]
 			dst = append(dst, ',')
 		}
 		member = f.appendMessage(member[:0])
-		dst = appendJSONString(dst, member)
+		dst = jsonstr.AppendBytes(dst, member)
 		n++
 	}
 	dst = append(dst, ']')
@@ -186,27 +187,4 @@ func (c *Codec) AppendBatch(dst []byte, rec arrow.RecordBatch, rowIdx []int) ([]
 		return dst[:start], 0, values.Errorf(values.CodeTooLarge, "", "encoded frame exceeds the size bound of "+strconv.Itoa(c.MaxSize)+" bytes")
 	}
 	return dst, n, nil
-}
-
-const hexDigits = "0123456789abcdef"
-
-func appendJSONString(dst, s []byte) []byte {
-	dst = append(dst, '"')
-	for _, c := range s {
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c == '\n':
-			dst = append(dst, '\\', 'n')
-		case c == '\r':
-			dst = append(dst, '\\', 'r')
-		case c == '\t':
-			dst = append(dst, '\\', 't')
-		case c < 0x20:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return append(dst, '"')
 }
