@@ -2,9 +2,11 @@ package notification
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -218,67 +220,62 @@ func constraintFloatText(f float64) string {
 	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
-// intConstraint is a compiled IntHandler constraint.
-type intConstraint struct {
-	op   constraintOp
-	vals []int64
-}
-
-// Match parses the canonical token as an i64; a token that does not parse
-// never matches.
-func (c *intConstraint) Match(value string) bool {
-	x, err := rustParseI64(value)
+// compileOrdered compiles a numeric constraint (IntHandler, FloatHandler)
+// on operand values of type T: operandOf converts each value, text prints
+// one for messages, lo and hi are the field's range when hasRange, and
+// parse reads a canonical token for Match. field names the field's
+// handler for the unknown-operator message ("an IntHandler").
+func compileOrdered[T cmp.Ordered](op string, operand json.RawMessage, field string,
+	operandOf func(op constraintOp, name string, i int, raw json.RawMessage) (T, error),
+	text func(T) string, hasRange bool, lo, hi T, parse func(token string) (T, bool),
+) (Constraint, error) {
+	cop, ok := constraintOps[op]
+	if !ok {
+		return nil, fmt.Errorf("unknown constraint operator %q for %s field; allowed operators: %s", op, field, constraintNumericOperators)
+	}
+	raws, err := constraintOperands(cop, op, operand)
 	if err != nil {
+		return nil, err
+	}
+	vals := make([]T, len(raws))
+	for i, raw := range raws {
+		if vals[i], err = operandOf(cop, op, i, raw); err != nil {
+			return nil, err
+		}
+	}
+	if cop == constraintBetween && vals[0] > vals[1] {
+		return nil, fmt.Errorf("operator %q expects [min, max] with min <= max, got [%s, %s]", op, text(vals[0]), text(vals[1]))
+	}
+	if hasRange {
+		for _, v := range vals {
+			if v < lo || v > hi {
+				return nil, fmt.Errorf("operator %q operand %s is outside the field's range [%s, %s]", op, text(v), text(lo), text(hi))
+			}
+		}
+	}
+	return &orderedConstraint[T]{op: cop, vals: vals, parse: parse}, nil
+}
+
+// orderedConstraint is a compiled IntHandler (T int64) or FloatHandler
+// (T float64) constraint. eq and in compare exactly.
+type orderedConstraint[T cmp.Ordered] struct {
+	op    constraintOp
+	vals  []T
+	parse func(token string) (T, bool)
+}
+
+// Match parses the canonical token; a token that does not parse never
+// matches.
+func (c *orderedConstraint[T]) Match(value string) bool {
+	x, ok := c.parse(value)
+	if !ok {
 		return false
 	}
 	switch c.op {
 	case constraintEq:
 		return x == c.vals[0]
 	case constraintIn:
-		for _, v := range c.vals {
-			if x == v {
-				return true
-			}
-		}
-		return false
-	case constraintGt:
-		return x > c.vals[0]
-	case constraintGte:
-		return x >= c.vals[0]
-	case constraintLt:
-		return x < c.vals[0]
-	case constraintLte:
-		return x <= c.vals[0]
-	case constraintBetween:
-		return x >= c.vals[0] && x <= c.vals[1]
-	}
-	return false
-}
-
-// floatConstraint is a compiled FloatHandler constraint. eq and in
-// compare exactly.
-type floatConstraint struct {
-	op   constraintOp
-	vals []float64
-}
-
-// Match parses the canonical token as an f64; a token that does not parse
-// or is not finite never matches.
-func (c *floatConstraint) Match(value string) bool {
-	x, err := rustParseF64(value)
-	if err != nil || !floatIsFinite(x) {
-		return false
-	}
-	switch c.op {
-	case constraintEq:
-		return x == c.vals[0]
-	case constraintIn:
-		for _, v := range c.vals {
-			if x == v {
-				return true
-			}
-		}
-		return false
+		return slices.Contains(c.vals, x)
 	case constraintGt:
 		return x > c.vals[0]
 	case constraintGte:
@@ -312,7 +309,7 @@ func (c *enumConstraint) Match(value string) bool {
 
 // Compile-time checks that the compiled constraints implement Constraint.
 var (
-	_ Constraint = (*intConstraint)(nil)
-	_ Constraint = (*floatConstraint)(nil)
+	_ Constraint = (*orderedConstraint[int64])(nil)
+	_ Constraint = (*orderedConstraint[float64])(nil)
 	_ Constraint = (*enumConstraint)(nil)
 )

@@ -253,14 +253,14 @@ func FuzzParseConstraintObject(f *testing.F) {
 		}
 		// An integer eq or between constraint matches its own operands.
 		if ic, err := intH.Constraint(op, operand); err == nil && (op == "eq" || op == "between" || op == "in") {
-			for _, v := range ic.(*intConstraint).vals {
+			for _, v := range ic.(*orderedConstraint[int64]).vals {
 				if !ic.Match(strconv.FormatInt(v, 10)) {
 					t.Fatalf("{%q: %s} does not match its operand %d", op, operand, v)
 				}
 			}
 		}
 		if fc, err := floatH.Constraint(op, operand); err == nil && (op == "eq" || op == "between" || op == "in") {
-			for _, v := range fc.(*floatConstraint).vals {
+			for _, v := range fc.(*orderedConstraint[float64]).vals {
 				if !fc.Match(rustFloatDisplay(v)) {
 					t.Fatalf("{%q: %s} does not match its operand %v", op, operand, v)
 				}

@@ -89,33 +89,15 @@ func (h *FloatHandler) Describe() map[string]any {
 // operand must be a finite JSON number within the range; eq and in
 // compare exactly.
 func (h *FloatHandler) Constraint(op string, operand json.RawMessage) (Constraint, error) {
-	cop, ok := constraintOps[op]
-	if !ok {
-		return nil, fmt.Errorf("unknown constraint operator %q for a %s field; allowed operators: %s", op, configs.HandlerFloat, constraintNumericOperators)
-	}
-	raws, err := constraintOperands(cop, op, operand)
-	if err != nil {
-		return nil, err
-	}
-	vals := make([]float64, len(raws))
-	for i, raw := range raws {
-		if vals[i], err = constraintFloatOperand(cop, op, i, raw); err != nil {
-			return nil, err
-		}
-	}
-	if cop == constraintBetween && vals[0] > vals[1] {
-		return nil, fmt.Errorf("operator %q expects [min, max] with min <= max, got [%s, %s]",
-			op, constraintFloatText(vals[0]), constraintFloatText(vals[1]))
-	}
-	if h.hasRange {
-		for _, v := range vals {
-			if v < h.min || v > h.max {
-				return nil, fmt.Errorf("operator %q operand %s is outside the field's range [%s, %s]",
-					op, constraintFloatText(v), constraintFloatText(h.min), constraintFloatText(h.max))
-			}
-		}
-	}
-	return &floatConstraint{op: cop, vals: vals}, nil
+	return compileOrdered(op, operand, "a "+configs.HandlerFloat, constraintFloatOperand,
+		constraintFloatText, h.hasRange, h.min, h.max, floatToken)
+}
+
+// floatToken reads a canonical FloatHandler token as an f64; a token that
+// is not finite does not count.
+func floatToken(s string) (float64, bool) {
+	x, err := rustParseF64(s)
+	return x, err == nil && floatIsFinite(x)
 }
 
 // rustFloatDisplay prints an f64 as Rust's Display does: the shortest

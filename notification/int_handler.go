@@ -72,31 +72,14 @@ func (h *IntHandler) Describe() map[string]any {
 // Constraint compiles one of eq, in, gt, gte, lt, lte and between. Every
 // operand must be a JSON integer within i64 and within the range.
 func (h *IntHandler) Constraint(op string, operand json.RawMessage) (Constraint, error) {
-	cop, ok := constraintOps[op]
-	if !ok {
-		return nil, fmt.Errorf("unknown constraint operator %q for an %s field; allowed operators: %s", op, configs.HandlerInt, constraintNumericOperators)
-	}
-	raws, err := constraintOperands(cop, op, operand)
-	if err != nil {
-		return nil, err
-	}
-	vals := make([]int64, len(raws))
-	for i, raw := range raws {
-		if vals[i], err = constraintIntOperand(cop, op, i, raw); err != nil {
-			return nil, err
-		}
-	}
-	if cop == constraintBetween && vals[0] > vals[1] {
-		return nil, fmt.Errorf("operator %q expects [min, max] with min <= max, got [%d, %d]", op, vals[0], vals[1])
-	}
-	if h.hasRange {
-		for _, v := range vals {
-			if v < h.min || v > h.max {
-				return nil, fmt.Errorf("operator %q operand %d is outside the field's range [%d, %d]", op, v, h.min, h.max)
-			}
-		}
-	}
-	return &intConstraint{op: cop, vals: vals}, nil
+	return compileOrdered(op, operand, "an "+configs.HandlerInt, constraintIntOperand,
+		func(v int64) string { return strconv.FormatInt(v, 10) }, h.hasRange, h.min, h.max, intToken)
+}
+
+// intToken reads a canonical IntHandler token as an i64.
+func intToken(s string) (int64, bool) {
+	x, err := rustParseI64(s)
+	return x, err == nil
 }
 
 // Errors of rustParseI64 and rustParseU32, worded like Rust's
