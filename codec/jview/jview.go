@@ -22,7 +22,6 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"herald/codec/rows"
 	"herald/codec/types"
@@ -69,7 +68,7 @@ func Row(rec arrow.RecordBatch, i int, s *types.Schema) (map[string]any, error) 
 			}
 			continue
 		}
-		v, err := value(col, i, types.Quote(f.Name))
+		v, err := rows.Value(col, i, types.Quote(f.Name), gojq{})
 		if err != nil {
 			return nil, err
 		}
@@ -81,78 +80,46 @@ func Row(rec arrow.RecordBatch, i int, s *types.Schema) (map[string]any, error) 
 	return m, nil
 }
 
-func value(arr arrow.Array, i int, path string) (any, error) {
-	switch a := arr.(type) {
-	case *array.Uint8:
-		return int(a.Value(i)), nil
-	case *array.Uint16:
-		return int(a.Value(i)), nil
-	case *array.Uint32:
-		return int(a.Value(i)), nil
-	case *array.Uint64:
-		v := a.Value(i)
-		if v <= math.MaxInt64 {
-			return int(v), nil
-		}
-		return new(big.Int).SetUint64(v), nil
-	case *array.Int8:
-		return int(a.Value(i)), nil
-	case *array.Int16:
-		return int(a.Value(i)), nil
-	case *array.Int32:
-		return int(a.Value(i)), nil
-	case *array.Int64:
-		return int(a.Value(i)), nil
-	case *array.Float32:
-		f := float64(a.Value(i))
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, nil
-		}
-		return json.Number(AppendFloat(nil, f, 32)), nil
-	case *array.Float64:
-		f := a.Value(i)
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, nil
-		}
-		return f, nil
-	case *array.Boolean:
-		return a.Value(i), nil
-	case *array.String:
-		s := a.Value(i)
-		if !utf8.ValidString(s) {
-			return nil, values.Errorf(values.CodeInvalidUTF8, path, "text is not valid UTF-8")
-		}
-		return s, nil
-	case *array.Binary:
-		return string(values.AppendBase64(nil, a.Value(i))), nil
-	case *array.Timestamp:
-		return string(values.AppendRFC3339(nil, int64(a.Value(i)), 9)), nil
-	case *array.FixedSizeList:
-		lo, hi := a.ValueOffsets(i)
-		return list(a.ListValues(), int(lo), int(hi), path)
-	case *array.List:
-		lo, hi := a.ValueOffsets(i)
-		return list(a.ListValues(), int(lo), int(hi), path)
+// gojq converts scalars into the gojq value model for rows.Value.
+type gojq struct{}
+
+func (gojq) Int(v int64) any { return int(v) }
+
+func (gojq) Uint64(v uint64) (any, *values.Error) {
+	if v <= math.MaxInt64 {
+		return int(v), nil
 	}
-	return nil, values.Errorf(values.CodeUnencodable, path, "unsupported Arrow column type "+arr.DataType().String())
+	return new(big.Int).SetUint64(v), nil
 }
 
-func list(child arrow.Array, lo, hi int, path string) ([]any, error) {
-	out := make([]any, 0, hi-lo)
-	for j := lo; j < hi; j++ {
-		if child.IsNull(j) {
-			return nil, values.Errorf(values.CodeRequiredNull, values.IndexPath(path, j-lo), "null collection element")
-		}
-		v, err := value(child, j, path)
-		if err != nil {
-			return nil, err
-		}
-		if v == nil { // a non-finite float element: JSON has no number for it
-			return nil, values.Errorf(values.CodeNonFinite, values.IndexPath(path, j-lo), "a NaN or infinite element has no JSON number")
-		}
-		out = append(out, v)
+// Float32 and Float64 give nil for a non-finite float, which JSON has no
+// number for.
+func (gojq) Float32(f float32) any {
+	if x := float64(f); !math.IsNaN(x) && !math.IsInf(x, 0) {
+		return json.Number(AppendFloat(nil, x, 32))
 	}
-	return out, nil
+	return nil
+}
+
+func (gojq) Float64(f float64) any {
+	if !math.IsNaN(f) && !math.IsInf(f, 0) {
+		return f
+	}
+	return nil
+}
+
+func (gojq) String(s string) any { return s }
+
+func (gojq) Bytes(b []byte) any { return string(values.AppendBase64(nil, b)) }
+
+func (gojq) Datetime(ns int64) any { return string(values.AppendRFC3339(nil, ns, 9)) }
+
+// Elem refuses a non-finite float element: an array cannot leave it out.
+func (gojq) Elem(v any) *values.Error {
+	if v == nil {
+		return values.Errorf(values.CodeNonFinite, "", "a NaN or infinite element has no JSON number")
+	}
+	return nil
 }
 
 // KindOf names the JSON kind of a value of the gojq value model, for

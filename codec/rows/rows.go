@@ -2,10 +2,15 @@
 // record builder for one internal schema whose rows are always whole. A
 // row that fails part-way is padded to a well-formed shape and masked
 // (pad and mask), and masked rows are removed when the batch is finished,
-// so a failed payload never leaves a malformed or partial row behind.
+// so a failed payload never leaves a malformed or partial row behind. It
+// also owns the way back: Value walks one value of a finished batch (the
+// type switch over Arrow arrays, collections, null elements) for the
+// encoders that build a value tree (jview's gojq values, WIRE AVRO's
+// goavro values), each converting scalars through Scalars.
 //
-// It must not parse any wire format or apply value rules; decoders do that
-// and call the typed column handles here.
+// It must not parse or write any wire format or apply value rules;
+// decoders and encoders do that (with package values) and call the typed
+// column handles and Value here.
 package rows
 
 import (

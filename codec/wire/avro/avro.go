@@ -17,7 +17,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/linkedin/goavro/v2"
 
 	"herald/codec/bind"
@@ -359,7 +358,7 @@ func (c *Codec) native(rec arrow.RecordBatch, i int) (map[string]any, error) {
 			m[f.name] = nil
 			continue
 		}
-		v, err := nativeValue(col, i, f.name)
+		v, err := rows.Value(col, i, f.name, goavroValues{})
 		if err != nil {
 			return nil, err
 		}
@@ -371,65 +370,27 @@ func (c *Codec) native(rec arrow.RecordBatch, i int) (map[string]any, error) {
 	return m, nil
 }
 
-func nativeValue(arr arrow.Array, i int, path string) (any, error) {
-	switch a := arr.(type) {
-	case *array.Uint8:
-		return int64(a.Value(i)), nil
-	case *array.Uint16:
-		return int64(a.Value(i)), nil
-	case *array.Uint32:
-		return int64(a.Value(i)), nil
-	case *array.Uint64:
-		v := a.Value(i)
-		if v > math.MaxInt64 {
-			return nil, values.Errorf(values.CodeUnencodable, path, "U64 value above 9223372036854775807 does not fit an Avro long")
-		}
-		return int64(v), nil
-	case *array.Int8:
-		return int64(a.Value(i)), nil
-	case *array.Int16:
-		return int64(a.Value(i)), nil
-	case *array.Int32:
-		return int64(a.Value(i)), nil
-	case *array.Int64:
-		return a.Value(i), nil
-	case *array.Float32:
-		return a.Value(i), nil
-	case *array.Float64:
-		return a.Value(i), nil
-	case *array.Boolean:
-		return a.Value(i), nil
-	case *array.String:
-		s := a.Value(i)
-		if !utf8.ValidString(s) {
-			return nil, values.Errorf(values.CodeInvalidUTF8, path, "text is not valid UTF-8")
-		}
-		return string([]byte(s)), nil
-	case *array.Binary:
-		return append([]byte(nil), a.Value(i)...), nil
-	case *array.Timestamp:
-		return string(values.AppendRFC3339(nil, int64(a.Value(i)), 9)), nil
-	case *array.FixedSizeList:
-		lo, hi := a.ValueOffsets(i)
-		return nativeList(a.ListValues(), int(lo), int(hi), path)
-	case *array.List:
-		lo, hi := a.ValueOffsets(i)
-		return nativeList(a.ListValues(), int(lo), int(hi), path)
+// goavroValues converts scalars into goavro's native values for rows.Value.
+// Text and bytes are copied out of the batch's memory.
+type goavroValues struct{}
+
+func (goavroValues) Int(v int64) any { return v }
+
+func (goavroValues) Uint64(v uint64) (any, *values.Error) {
+	if v > math.MaxInt64 {
+		return nil, values.Errorf(values.CodeUnencodable, "", "U64 value above 9223372036854775807 does not fit an Avro long")
 	}
-	return nil, values.Errorf(values.CodeUnencodable, path, "unsupported Arrow column type "+arr.DataType().String())
+	return int64(v), nil
 }
 
-func nativeList(child arrow.Array, lo, hi int, path string) ([]any, error) {
-	out := make([]any, hi-lo)
-	for j := lo; j < hi; j++ {
-		if child.IsNull(j) {
-			return nil, values.Errorf(values.CodeRequiredNull, values.IndexPath(path, j-lo), "null collection element")
-		}
-		v, err := nativeValue(child, j, values.IndexPath(path, j-lo))
-		if err != nil {
-			return nil, err
-		}
-		out[j-lo] = v
-	}
-	return out, nil
-}
+func (goavroValues) Float32(f float32) any { return f }
+
+func (goavroValues) Float64(f float64) any { return f }
+
+func (goavroValues) String(s string) any { return string([]byte(s)) }
+
+func (goavroValues) Bytes(b []byte) any { return append([]byte(nil), b...) }
+
+func (goavroValues) Datetime(ns int64) any { return string(values.AppendRFC3339(nil, ns, 9)) }
+
+func (goavroValues) Elem(any) *values.Error { return nil }
