@@ -124,12 +124,6 @@ func (q *Query) Match(rec *Record) bool {
 	return q.Filter == nil || q.Filter.Match(rec.Tokens, rec.Geometry)
 }
 
-// CoarseSubject is the narrowest backend subject filter the query allows;
-// exact matching always happens afterwards on decoded tokens.
-func (q *Query) CoarseSubject() string {
-	return q.Filter.Pattern.CoarseFilter()
-}
-
 // Range bounds a history read. Sequences and times are inclusive.
 type Range struct {
 	// FromSeq is the first sequence wanted; 0 and 1 both mean the start.

@@ -67,9 +67,9 @@ func wireSubject(tokens []string) string {
 // subjects with as many tokens as the pattern whose literals are equal,
 // which is what topic.Pattern.Match requires, so it never excludes a
 // match; constraints and spatial filters still run afterwards. (It is
-// narrower than the reference's coarse filter, Pattern.CoarseFilter,
-// which ends in ">" and so also matches longer subjects, and which misses
-// the bare base subject that a one-token pattern selects.)
+// narrower than the reference's coarse filter (reference §10.1), which
+// ends in ">" and so also matches longer subjects, and which misses the
+// bare base subject that a one-token pattern selects.)
 func wireFilter(p topic.Pattern) string {
 	b := make([]byte, 0, 64)
 	for i, t := range p {

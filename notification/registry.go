@@ -233,18 +233,9 @@ func (r *Registry) Strict() bool { return r.strict }
 // event_types is null).
 func (r *Registry) Names() []string { return append(make([]string, 0, len(r.names)), r.names...) }
 
-// BaseURL is the CloudEvent source.
-func (r *Registry) BaseURL() string { return r.baseURL }
-
 // Schema returns the compiled schema of an event type.
 func (r *Registry) Schema(eventType string) (*Schema, bool) {
 	s, ok := r.schemas[eventType]
-	return s, ok
-}
-
-// ByBase returns the schema owning a topic base.
-func (r *Registry) ByBase(base string) (*Schema, bool) {
-	s, ok := r.byBase[base]
 	return s, ok
 }
 

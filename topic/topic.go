@@ -1,11 +1,10 @@
 // Package topic owns subjects: building a subject from a topic base and
 // canonical identifier values, the per-token percent-encoding of the four
 // reserved characters (. * > %), strict decoding, wildcard patterns for
-// watch and replay, matching on decoded tokens, the backend's coarse subject
-// filter, the generic fallback for schema-less event types, and Index, a
-// trie for finding the stored subjects that match a pattern. It imports no
-// other herald package and knows nothing about schemas, storage or
-// transports.
+// watch and replay, matching on decoded tokens, the generic fallback for
+// schema-less event types, and Index, a trie for finding the stored
+// subjects that match a pattern. It imports no other herald package and
+// knows nothing about schemas, storage or transports.
 //
 // Encoding (reference §10.1): each token is encoded on its own; only '.',
 // '*', '>' and '%' are reserved and become %2E, %2A, %3E and %25 (uppercase
@@ -248,32 +247,6 @@ func (p Pattern) Subject() string {
 		}
 	}
 	return b.String()
-}
-
-// CoarseFilter returns the backend (NATS) subject filter for the pattern
-// (reference §10.1): with the first wildcard at index k > 1, the encoded
-// tokens before it plus ".>"; with k = 1, "<base>.>"; with no wildcard and
-// more than one token, all tokens but the last plus ".>"; a bare base
-// becomes "<base>.>". A wildcard base (k = 0, which schemas never produce)
-// and the empty pattern give ">". The filter never excludes a subject the
-// pattern matches, except that "<base>.>" does not match the bare subject
-// "<base>" (as in the reference); exact matching always happens afterwards
-// on decoded tokens.
-func (p Pattern) CoarseFilter() string {
-	if len(p) == 0 || p[0].Wildcard {
-		return ">"
-	}
-	n := len(p) - 1 // no wildcard: all tokens but the last
-	for i, t := range p {
-		if t.Wildcard {
-			n = i
-			break
-		}
-	}
-	if n < 1 {
-		n = 1 // bare base
-	}
-	return p[:n].Subject() + Separator + ">"
 }
 
 // Generic builds the decoded tokens of a schema-less (generic) event type:

@@ -270,36 +270,6 @@ func pat(s string) Pattern {
 	return p
 }
 
-func TestCoarseFilter(t *testing.T) {
-	tests := []struct {
-		name    string
-		pattern Pattern
-		want    string
-	}{
-		// The reference's own cases (wildcard_matcher.rs tests).
-		{"first wildcard at 2", pat("diss.FOO.*.od.*.*.*.*.*.*"), "diss.FOO.>"},
-		{"first wildcard at 4", pat("diss.FOO.E1.od.*.*.*.*.*.*"), "diss.FOO.E1.od.>"},
-		{"first wildcard at 1", pat("diss.*.*.*.*.*.*.*.*.*"), "diss.>"},
-		{"no wildcard", pat("diss.FOO.E1.od.0001.g.20260706.0000.enfo.1"), "diss.FOO.E1.od.0001.g.20260706.0000.enfo.>"},
-		// The remaining cases of §10.1.
-		{"wildcard at 1, literal after", pat("base.*.x"), "base.>"},
-		{"wildcard last", pat("base.a.b.*"), "base.a.b.>"},
-		{"two tokens no wildcard", pat("base.a"), "base.>"},
-		{"bare base", pat("base"), "base.>"},
-		{"encoded literals", Pattern{Literal("mars"), Literal("1.5"), Literal("a*b"), Any()}, "mars.1%2E5.a%2Ab.>"},
-		{"encoded, no wildcard", Pattern{Literal("mars"), Literal("1.5"), Literal("x>y")}, "mars.1%2E5.>"},
-		{"literal star is not a wildcard", Pattern{Literal("base"), Literal("*"), Literal("x"), Any()}, "base.%2A.x.>"},
-		{"encoded base", Pattern{Literal("d.v2"), Any()}, "d%2Ev2.>"},
-		{"wildcard base", Pattern{Any(), Literal("x")}, ">"},
-		{"empty", Pattern{}, ">"},
-	}
-	for _, tt := range tests {
-		if got := tt.pattern.CoarseFilter(); got != tt.want {
-			t.Errorf("%s: CoarseFilter(%s) = %q, want %q", tt.name, tt.pattern.Display(), got, tt.want)
-		}
-	}
-}
-
 func TestGeneric(t *testing.T) {
 	tests := []struct {
 		eventType  string
@@ -403,9 +373,6 @@ func FuzzDecode(f *testing.F) {
 		}
 		if p.Subject() != canon {
 			t.Fatalf("literal pattern subject %q, want %q", p.Subject(), canon)
-		}
-		if cf := p.CoarseFilter(); !strings.HasSuffix(cf, ">") {
-			t.Fatalf("CoarseFilter of %q = %q", s, cf)
 		}
 	})
 }
