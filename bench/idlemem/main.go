@@ -1,14 +1,29 @@
 // Command idlemem measures the memory an idle stream costs a server: the
 // resident set size (VmRSS) that herald, run as its own process, grows by
-// per idle SSE watcher, against a bare net/http SSE handler (the same
-// tool, re-executed as a minimal server) holding as many idle streams in
-// the same run. It reports kB per stream for each and the ratio.
+// per idle stream, against a bare server (the same tool, re-executed as a
+// minimal server) holding as many idle streams in the same run. It
+// reports kB per stream for each and the ratios (issue 12, B5):
 //
-// Both servers get the same treatment: started alone, measured once idle,
-// given N streams whose clients read the opening event and then nothing,
-// measured again after a settling pause. Everything runs on 127.0.0.1 and
-// is bounded by -timeout. It owns nothing but its measurement and must
-// not be imported.
+//   - SSE: herald's POST /api/v1/watch against a bare net/http SSE
+//     handler that sends the headers and one event;
+//   - WebSocket: a herald session (GET /api/v1/session, subprotocol
+//     herald.v1) with one live subscription, against a bare
+//     github.com/coder/websocket echo connection (herald's library with
+//     the same accept options) that has echoed one message.
+//
+// Usage:
+//
+//	go build -o /tmp/herald-bench . && go build -o /tmp/idlemem ./bench/idlemem
+//	/tmp/idlemem -herald /tmp/herald-bench [-streams 2000] [-runs 3] [-settle 3s] [-kinds sse,ws]
+//
+// Every server gets the same treatment: started alone, given one stream
+// opened and closed (so that lazily built state is not counted per
+// stream), measured once idle, given N streams whose clients read the
+// opening frames and then nothing, measured again after a settling
+// pause. The clients live in this process, not in the servers. Each run
+// starts every server afresh; with several runs it prints the median and
+// range. Everything runs on 127.0.0.1 and is bounded by -timeout. It
+// owns nothing but its measurement and must not be imported.
 package main
 
 import (
@@ -23,17 +38,24 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/coder/websocket"
 )
 
 func main() {
 	herald := flag.String("herald", "", "path of the herald binary to measure (go build -o FILE .)")
 	streams := flag.Int("streams", 2000, "idle streams opened on each server")
+	runs := flag.Int("runs", 3, "runs (each measures every server once, started afresh)")
+	kinds := flag.String("kinds", "sse,ws", "stream kinds to measure: sse, ws")
 	settle := flag.Duration("settle", 3*time.Second, "pause between opening the streams and reading the RSS")
-	timeout := flag.Duration("timeout", 5*time.Minute, "bound of the whole run")
-	bare := flag.String("serve-bare", "", "internal: serve the bare SSE reference on `ADDR`")
+	timeout := flag.Duration("timeout", 10*time.Minute, "bound of the whole run")
+	bare := flag.String("serve-bare", "", "internal: serve the bare SSE and WebSocket references on `ADDR`")
 	flag.Parse()
 	if *bare != "" {
 		serveBare(*bare)
@@ -43,18 +65,40 @@ func main() {
 		fmt.Fprintln(os.Stderr, "idlemem: -herald is required (go build -o /tmp/herald . first)")
 		os.Exit(2)
 	}
+	if err := raiseFileLimit(2**streams + 256); err != nil {
+		fmt.Fprintln(os.Stderr, "idlemem:", err)
+		os.Exit(2)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	if err := run(ctx, *herald, *streams, *settle, os.Stdout); err != nil {
+	if err := run(ctx, *herald, *streams, *runs, strings.Split(*kinds, ","), *settle, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "idlemem:", err)
 		os.Exit(1)
 	}
 }
 
+// raiseFileLimit makes sure the process (and the servers it starts,
+// which inherit it) may open n files.
+func raiseFileLimit(n int) error {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return err
+	}
+	if lim.Cur < uint64(n) {
+		if lim.Max < uint64(n) {
+			return fmt.Errorf("the file descriptor limit (hard %d) is below the %d needed: raise ulimit -Hn", lim.Max, n)
+		}
+		lim.Cur = lim.Max
+	}
+	return syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+}
+
 // serveBare is the reference: a net/http server whose SSE handler sends
-// the headers and one event, then waits for the client to go away.
+// the headers and one event, then waits for the client to go away, and
+// whose /ws is a coder/websocket echo (herald's library and accept
+// options): each message is written back, then it waits for the next.
 func serveBare(addr string) {
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	sse := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
 		w.WriteHeader(http.StatusOK)
@@ -62,7 +106,33 @@ func serveBare(addr string) {
 		_ = http.NewResponseController(w).Flush()
 		<-r.Context().Done()
 	})
-	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	mux := http.NewServeMux()
+	mux.Handle("/", sse)
+	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"herald.v1"}, InsecureSkipVerify: true})
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		ctx := context.Background()
+		for {
+			typ, rd, err := c.Reader(ctx)
+			if err != nil {
+				return
+			}
+			wr, err := c.Writer(ctx, typ)
+			if err != nil {
+				return
+			}
+			if _, err := io.Copy(wr, rd); err != nil {
+				return
+			}
+			if err := wr.Close(); err != nil {
+				return
+			}
+		}
+	})
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	if err := srv.ListenAndServe(); err != nil {
 		fmt.Fprintln(os.Stderr, "idlemem: bare server:", err)
 		os.Exit(1)
@@ -88,15 +158,23 @@ notification_schema:
 
 // side is one server under measurement.
 type side struct {
-	name  string
-	cmd   *exec.Cmd
-	addr  string
-	path  string // the stream endpoint
-	body  string // the request body
+	name string
+	kind string // sse or ws
+	cmd  *exec.Cmd
+	addr string
+	// open opens one stream on the side's server and reads its opening
+	// frames; the stream then stays idle until closed.
+	open  func(addr string) (io.Closer, error)
 	perKB float64
 }
 
-func run(ctx context.Context, heraldPath string, n int, settle time.Duration, out io.Writer) error {
+// The requests of herald's streams.
+const (
+	watchBody = `{"event_type":"mars","identifier":{"class":"od"}}`
+	subscribe = `{"id":1,"op":"subscribe","name":"s","event_type":"mars","identifier":{"class":"od"}}`
+)
+
+func run(ctx context.Context, heraldPath string, n, runs int, kinds []string, settle time.Duration, out io.Writer) error {
 	dir, err := os.MkdirTemp("", "idlemem-")
 	if err != nil {
 		return err
@@ -106,28 +184,72 @@ func run(ctx context.Context, heraldPath string, n int, settle time.Duration, ou
 	if err != nil {
 		return err
 	}
-	hport, bport := freePort(), freePort()
-	cfg := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(heraldConfig, hport, filepath.Join(dir, "js"))), 0o600); err != nil {
-		return err
-	}
-	sides := []*side{
-		{name: "herald SSE watch", cmd: exec.CommandContext(ctx, heraldPath, "--config", cfg),
-			addr: fmt.Sprintf("127.0.0.1:%d", hport), path: "/api/v1/watch", body: `{"event_type":"mars","identifier":{"class":"od"}}`},
-		{name: "bare net/http SSE", cmd: exec.CommandContext(ctx, self, "-serve-bare", fmt.Sprintf("127.0.0.1:%d", bport)),
-			addr: fmt.Sprintf("127.0.0.1:%d", bport), path: "/", body: `{}`},
-	}
-	for _, s := range sides {
-		if err = measure(ctx, s, n, settle); err != nil {
-			return fmt.Errorf("%s: %w", s.name, err)
+	fmt.Fprintf(out, "idlemem: %s, %s/%s, %d CPUs: %d idle streams per server, RSS read %s after the last one opened\n",
+		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), n, settle)
+	per := map[string][]float64{} // kB per stream by side name
+	ratios := map[string][]float64{}
+	var names []string
+	for r := 1; r <= runs; r++ {
+		var sides []*side
+		for _, k := range kinds {
+			hport, bport := freePort(), freePort()
+			cfg := filepath.Join(dir, fmt.Sprintf("config-%s-%d.yaml", k, r))
+			js := filepath.Join(dir, fmt.Sprintf("js-%s-%d", k, r))
+			if err := os.WriteFile(cfg, []byte(fmt.Sprintf(heraldConfig, hport, js)), 0o600); err != nil {
+				return err
+			}
+			h := &side{kind: k, cmd: exec.CommandContext(ctx, heraldPath, "--config", cfg), addr: fmt.Sprintf("127.0.0.1:%d", hport)}
+			b := &side{kind: k, cmd: exec.CommandContext(ctx, self, "-serve-bare", fmt.Sprintf("127.0.0.1:%d", bport)), addr: fmt.Sprintf("127.0.0.1:%d", bport)}
+			switch k {
+			case "sse":
+				h.name, h.open = "herald SSE watch", func(a string) (io.Closer, error) { return openStream(a, "/api/v1/watch", watchBody) }
+				b.name, b.open = "bare net/http SSE", func(a string) (io.Closer, error) { return openStream(a, "/", "{}") }
+			case "ws":
+				h.name, h.open = "herald WS session+sub", openSession
+				b.name, b.open = "bare coder/ws echo", openEcho
+			default:
+				return fmt.Errorf("unknown kind %q (sse, ws)", k)
+			}
+			sides = append(sides, h, b)
+		}
+		for _, s := range sides {
+			if err = measure(ctx, s, n, settle); err != nil {
+				return fmt.Errorf("run %d, %s: %w", r, s.name, err)
+			}
+			if !slices.Contains(names, s.name) {
+				names = append(names, s.name)
+			}
+			per[s.name] = append(per[s.name], s.perKB)
+			fmt.Fprintf(out, "run %d  %-22s %8.1f kB per stream\n", r, s.name, s.perKB)
+		}
+		for i := 0; i+1 < len(sides); i += 2 {
+			k := sides[i].kind
+			ratios[k] = append(ratios[k], sides[i].perKB/sides[i+1].perKB)
+			fmt.Fprintf(out, "run %d  ratio herald/bare %-4s %8.2f\n", r, k, sides[i].perKB/sides[i+1].perKB)
 		}
 	}
-	fmt.Fprintf(out, "idle streams: %d per server, RSS read %s after the last one opened\n", n, settle)
-	for _, s := range sides {
-		fmt.Fprintf(out, "%-20s %8.1f kB per stream\n", s.name, s.perKB)
+	fmt.Fprintf(out, "\nmedian [min–max] over %d runs\n", runs)
+	for _, name := range names {
+		fmt.Fprintf(out, "%-22s %s kB per stream\n", name, spread(per[name], "%.1f"))
 	}
-	fmt.Fprintf(out, "ratio herald/bare   %8.2f\n", sides[0].perKB/sides[1].perKB)
+	for _, k := range kinds {
+		fmt.Fprintf(out, "ratio herald/bare %-4s %s\n", k, spread(ratios[k], "%.2f"))
+	}
 	return nil
+}
+
+// spread renders the median and range of xs.
+func spread(xs []float64, f string) string {
+	if len(xs) == 0 {
+		return "-"
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	med := s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return fmt.Sprintf(f+" ["+f+"–"+f+"]", med, s[0], s[len(s)-1])
 }
 
 // measure starts the side's server, opens n idle streams on it and sets
@@ -146,7 +268,7 @@ func measure(ctx context.Context, s *side, n int, settle time.Duration) error {
 	}
 	// Warm up: one stream opened and closed, so that lazily built state
 	// (the stream's live feed, the router) is not counted per stream.
-	c, err := openStream(s.addr, s.path, s.body)
+	c, err := s.open(s.addr)
 	if err != nil {
 		return err
 	}
@@ -158,14 +280,14 @@ func measure(ctx context.Context, s *side, n int, settle time.Duration) error {
 	if err != nil {
 		return err
 	}
-	conns := make([]net.Conn, 0, n)
+	conns := make([]io.Closer, 0, n)
 	defer func() {
 		for _, c := range conns {
 			c.Close()
 		}
 	}()
 	for range n {
-		c, err := openStream(s.addr, s.path, s.body)
+		c, err := s.open(s.addr)
 		if err != nil {
 			return fmt.Errorf("stream %d: %w", len(conns)+1, err)
 		}
@@ -210,6 +332,72 @@ func openStream(addr, path, body string) (net.Conn, error) {
 	}
 	_ = c.SetDeadline(time.Time{})
 	return c, nil
+}
+
+// wsConn is an open client WebSocket connection.
+type wsConn struct{ c *websocket.Conn }
+
+// Close closes the connection at once.
+func (w wsConn) Close() error { return w.c.CloseNow() }
+
+// dialWS opens a WebSocket connection offering the herald.v1
+// subprotocol.
+func dialWS(ctx context.Context, url string) (*websocket.Conn, error) {
+	c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: []string{"herald.v1"}})
+	return c, err
+}
+
+// openSession opens a herald session, reads its welcome frame and
+// subscribes once; the session then stays idle.
+func openSession(addr string) (io.Closer, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := dialWS(ctx, "ws://"+addr+"/api/v1/session")
+	if err != nil {
+		return nil, err
+	}
+	if _, msg, err := c.Read(ctx); err != nil || !strings.Contains(string(msg), `"type":"welcome"`) {
+		c.CloseNow()
+		return nil, fmt.Errorf("no welcome frame (%q, %v)", msg, err)
+	}
+	if err := c.Write(ctx, websocket.MessageText, []byte(subscribe)); err != nil {
+		c.CloseNow()
+		return nil, err
+	}
+	for {
+		_, msg, err := c.Read(ctx)
+		if err != nil {
+			c.CloseNow()
+			return nil, err
+		}
+		if strings.Contains(string(msg), `"type":"reply"`) {
+			if !strings.Contains(string(msg), `"ok":true`) {
+				c.CloseNow()
+				return nil, fmt.Errorf("subscribe refused: %s", msg)
+			}
+			return wsConn{c}, nil
+		}
+	}
+}
+
+// openEcho opens a connection to the bare echo and has one message
+// echoed; the connection then stays idle.
+func openEcho(addr string) (io.Closer, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := dialWS(ctx, "ws://"+addr+"/ws")
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Write(ctx, websocket.MessageText, []byte(subscribe)); err != nil {
+		c.CloseNow()
+		return nil, err
+	}
+	if _, _, err := c.Read(ctx); err != nil {
+		c.CloseNow()
+		return nil, err
+	}
+	return wsConn{c}, nil
 }
 
 // rss returns the resident set size of a process in bytes.

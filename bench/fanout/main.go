@@ -1,0 +1,736 @@
+// Command fanout measures live fan-out throughput (issue 12, B3):
+// deliveries per second from one stream to 1,000 subscribers, herald
+// against a bare broadcaster measured in the same run.
+//
+// Usage:
+//
+//	go build -o /tmp/herald-bench . && go build -o /tmp/fanout ./bench/fanout
+//	/tmp/fanout -herald /tmp/herald-bench [-subscribers 1000] [-notifications 5000] [-rounds 3]
+//	            [-transports ws,sse] [-sides herald,single,batch] [-send-buffer BYTES] [-cpuprofile DIR]
+//
+// Each measurement starts one server process, opens the subscribers on
+// it from this process (so the clients' memory and CPU are not the
+// server's), warms up with one notification that every subscriber must
+// receive, then publishes -notifications notifications at full speed and
+// waits until every subscriber has received every one. The figure is
+// total events delivered / time from the first publish to the last
+// delivery; each client counts the CloudEvents it receives.
+//
+//   - herald: the herald binary (-herald) on the in-memory backend with
+//     one event type. ws: 1,000 sessions (GET /api/v1/session), each
+//     with one BLOCKING subscription to the whole stream; sse: 1,000
+//     watchers (POST /api/v1/watch) of the same stream. The publisher is
+//     one WebSocket producer, batches of 100 with credit 16.
+//   - single, batch: the bare broadcaster (this tool re-executed with
+//     -serve-bare; see bare.go) writing the CloudEvent herald rendered at
+//     the warm-up to as many coder/websocket or net/http SSE connections:
+//     single writes one frame (or event and flush) per notification,
+//     batch coalesces what is pending as herald does.
+//
+// Columns: deliveries/s; elapsed (first publish to last delivery);
+// publish (first publish to the reply of the last batch, herald only);
+// ev/frame (events per WebSocket frame received); ev/write(srv) (events
+// per write system call of the server, from /proc/PID/io); srv µs/1k ev
+// (the server's CPU time per 1,000 deliveries, from /proc/PID/stat: less
+// sensitive than the rates to other jobs on a shared machine); client
+// CPU (this process: subscribers and publisher). The summary gives the
+// median and range over the rounds of each side and of the ratios
+// herald : bare, computed per round. With -cpuprofile the
+// herald side runs as herald's packages assembled in this tool
+// re-executed (herald exposes no pprof), profiled over the measurement
+// only. Everything listens on 127.0.0.1 and is bounded by -timeout. It
+// owns nothing but its own measurement and must not be imported.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// params are the flags of a run.
+type params struct {
+	herald        string
+	subscribers   int
+	notifications int
+	batch         int
+	credit        int
+	rounds        int
+	transports    []string
+	sides         []string
+	profileDir    string
+	sendBuffer    int
+	timeout       time.Duration
+}
+
+func main() {
+	var p params
+	var transports, sides string
+	flag.StringVar(&p.herald, "herald", "", "path of the herald binary to measure (go build -o FILE .)")
+	flag.IntVar(&p.subscribers, "subscribers", 1000, "subscribers of the stream (sessions or SSE watchers)")
+	flag.IntVar(&p.notifications, "notifications", 5000, "notifications published per measurement")
+	flag.IntVar(&p.batch, "batch", 100, "notifications per producer batch")
+	flag.IntVar(&p.credit, "credit", 16, "producer batches awaiting their outcome at once")
+	flag.IntVar(&p.rounds, "rounds", 3, "rounds (each measures every transport and side once)")
+	flag.StringVar(&transports, "transports", "ws,sse", "transports to measure")
+	flag.StringVar(&sides, "sides", "herald,single,batch", "sides to measure: herald, single (bare, a write per notification), batch (bare, coalescing)")
+	flag.StringVar(&p.profileDir, "cpuprofile", "", "run herald in-process in a child and write CPU profiles of the measurements to `DIR`")
+	flag.IntVar(&p.sendBuffer, "send-buffer", -1, "herald's watch_endpoint.stream_send_buffer_bytes (-1: herald's default; 0: the kernel's auto-tuned buffer)")
+	flag.DurationVar(&p.timeout, "timeout", 15*time.Minute, "bound of the whole run")
+	bareAddr := flag.String("serve-bare", "", "internal: serve the bare broadcaster on `ADDR`")
+	bareCE := flag.String("ce", "", "internal: the CloudEvent file of the bare broadcaster")
+	bareBatch := flag.Bool("coalesce", false, "internal: the bare broadcaster coalesces")
+	inproc := flag.String("serve-herald", "", "internal: serve herald in-process with the config `FILE`")
+	prof := flag.String("profile-to", "", "internal: CPU profile file of -serve-herald")
+	flag.Parse()
+	switch {
+	case *bareAddr != "":
+		serveBare(*bareAddr, *bareCE, *bareBatch)
+		return
+	case *inproc != "":
+		if err := serveHerald(*inproc, *prof); err != nil {
+			fmt.Fprintln(os.Stderr, "fanout: herald:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	p.transports = strings.Split(transports, ",")
+	p.sides = strings.Split(sides, ",")
+	if p.herald == "" && p.profileDir == "" && slices.Contains(p.sides, "herald") {
+		fmt.Fprintln(os.Stderr, "fanout: -herald is required (go build -o /tmp/herald-bench . first)")
+		os.Exit(2)
+	}
+	if err := raiseFileLimit(4*p.subscribers + 256); err != nil {
+		fmt.Fprintln(os.Stderr, "fanout:", err)
+		os.Exit(2)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
+	defer cancel()
+	if err := run(ctx, p, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "fanout:", err)
+		os.Exit(1)
+	}
+}
+
+// raiseFileLimit makes sure the process (and its children, which inherit
+// it) may open n files.
+func raiseFileLimit(n int) error {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return err
+	}
+	if lim.Cur >= uint64(n) {
+		return syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	}
+	if lim.Max < uint64(n) {
+		return fmt.Errorf("the file descriptor limit (hard %d) is below the %d needed: raise ulimit -Hn", lim.Max, n)
+	}
+	lim.Cur = lim.Max
+	return syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+}
+
+// heraldConfig is herald on the in-memory backend with one event type.
+// The watch limits are lifted so that 1,000 streams from one address
+// are allowed and so that a backlog built on purpose (the publisher runs
+// ahead of the fan-out) is not ended: the live queue holds a whole
+// measurement and max_lag_sec is 10 minutes. Everything else is the
+// default (session queue of 16 frames, 256 events per frame, 128 KiB
+// stream send buffers, BLOCKING timeout 1 s).
+const heraldConfig = `
+application: {host: 127.0.0.1, port: %d}
+logging: {level: warn}
+notification_backend: {kind: in_memory}
+watch_endpoint: {max_streams_per_client: 0, max_streams_per_user: 0, live_queue_size: %d, max_lag_sec: 600%s}
+notification_schema:
+  mars:
+    topic: {base: mars, key_order: [class, step]}
+    identifier:
+      class: {type: EnumHandler, values: [od, rd], required: true}
+      step: {type: IntHandler, required: false}
+`
+
+// The requests of the subscribers.
+const (
+	subscribeFrame = `{"id":1,"op":"subscribe","name":"s","event_type":"mars","identifier":{"class":"od"}}`
+	watchBody      = `{"event_type":"mars","identifier":{"class":"od"}}`
+)
+
+// result is one measurement.
+type result struct {
+	transport, side string
+	deliveries      int64
+	elapsed         time.Duration // first publish to last delivery
+	published       time.Duration // first publish to the last publish's reply (herald)
+	frames          int64         // WebSocket frames carrying events
+	serverCPU       time.Duration
+	serverWrites    int64 // write system calls of the server
+	clientCPU       time.Duration
+}
+
+func (r result) rate() float64 { return float64(r.deliveries) / r.elapsed.Seconds() }
+
+// cpuPerDelivery is the server's CPU time per delivery in microseconds.
+func (r result) cpuPerDelivery() float64 {
+	return float64(r.serverCPU.Nanoseconds()) / 1000 / float64(r.deliveries)
+}
+
+func run(ctx context.Context, p params, out io.Writer) error {
+	dir, err := os.MkdirTemp("", "fanout-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if p.profileDir != "" {
+		if err := os.MkdirAll(p.profileDir, 0o755); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "fanout: %s, %s/%s, %d CPUs, %d subscribers, %d notifications per measurement (%d deliveries), producer batches of %d with credit %d\n",
+		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), p.subscribers, p.notifications,
+		p.subscribers*p.notifications, p.batch, p.credit)
+	sb := "herald's default (128 KiB)"
+	if p.sendBuffer >= 0 {
+		sb = strconv.Itoa(p.sendBuffer) + " bytes"
+	}
+	fmt.Fprintf(out, "herald: in-memory backend, stream_send_buffer_bytes %s; bare: the kernel's auto-tuned send buffers\n", sb)
+	fmt.Fprintf(out, "%-5s %-3s %-7s %13s %9s %9s %9s %13s %12s %11s\n", "round", "tr", "side", "deliveries/s", "elapsed", "publish",
+		"ev/frame", "ev/write(srv)", "srv µs/1k ev", "client CPU")
+	ce := filepath.Join(dir, "cloudevent.json")
+	var all []result
+	for round := 1; round <= p.rounds; round++ {
+		for _, tr := range p.transports {
+			for _, side := range p.sides {
+				if side != "herald" {
+					if _, err := os.Stat(ce); err != nil {
+						return fmt.Errorf("the bare side needs the CloudEvent of a herald warm-up: put herald first in -sides")
+					}
+				}
+				r, err := measure(ctx, p, dir, round, tr, side, ce)
+				if err != nil {
+					return fmt.Errorf("round %d, %s %s: %w", round, tr, side, err)
+				}
+				all = append(all, r)
+				fr := "-"
+				if r.frames > 0 {
+					fr = fmt.Sprintf("%.1f", float64(r.deliveries)/float64(r.frames))
+				}
+				fmt.Fprintf(out, "%-5d %-3s %-7s %13.0f %9s %9s %9s %13.1f %12.0f %11s\n", round, tr, side, r.rate(),
+					round3(r.elapsed), round3(r.published), fr, float64(r.deliveries)/float64(max(r.serverWrites, 1)),
+					r.cpuPerDelivery()*1000, round3(r.clientCPU))
+			}
+		}
+	}
+	summary(out, p, all)
+	return nil
+}
+
+// summary prints the median and the range of each side and of the
+// ratios herald : bare, computed per round.
+func summary(out io.Writer, p params, all []result) {
+	fmt.Fprintf(out, "\nmedian [min–max] over %d rounds\n", p.rounds)
+	for _, tr := range p.transports {
+		by := map[string][]result{}
+		for _, r := range all {
+			if r.transport == tr {
+				by[r.side] = append(by[r.side], r)
+			}
+		}
+		for _, side := range p.sides {
+			var rates, cpu []float64
+			for _, r := range by[side] {
+				rates = append(rates, r.rate())
+				cpu = append(cpu, r.cpuPerDelivery())
+			}
+			fmt.Fprintf(out, "%-3s %-7s %s deliveries/s, server CPU %s µs per delivery\n", tr, side, spread(rates, "%.0f"), spread(cpu, "%.2f"))
+		}
+		for _, ref := range []string{"single", "batch"} {
+			if len(by["herald"]) == 0 || len(by[ref]) != len(by["herald"]) {
+				continue
+			}
+			var ratios, cpu []float64
+			for i, h := range by["herald"] {
+				ratios = append(ratios, h.rate()/by[ref][i].rate())
+				cpu = append(cpu, by[ref][i].cpuPerDelivery()/h.cpuPerDelivery())
+			}
+			fmt.Fprintf(out, "%-3s herald : %-6s deliveries/s %s, CPU efficiency (bare CPU per delivery / herald's) %s\n", tr, ref, spread(ratios, "%.2f"), spread(cpu, "%.2f"))
+		}
+	}
+}
+
+// spread renders the median and range of xs.
+func spread(xs []float64, f string) string {
+	if len(xs) == 0 {
+		return "-"
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	med := s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return fmt.Sprintf(f+" ["+f+"–"+f+"]", med, s[0], s[len(s)-1])
+}
+
+// measure runs one measurement on a fresh server.
+func measure(ctx context.Context, p params, dir string, round int, tr, side, cePath string) (result, error) {
+	res := result{transport: tr, side: side}
+	port := freePort()
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	self, err := os.Executable()
+	if err != nil {
+		return res, err
+	}
+	var cmd *exec.Cmd
+	profiled := false
+	if side == "herald" {
+		cfg := filepath.Join(dir, "config.yaml")
+		extra := ""
+		if p.sendBuffer >= 0 {
+			extra = fmt.Sprintf(", stream_send_buffer_bytes: %d", p.sendBuffer)
+		}
+		text := fmt.Sprintf(heraldConfig, port, p.notifications+1000, extra)
+		if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+			return res, err
+		}
+		if p.profileDir != "" {
+			prof := filepath.Join(p.profileDir, fmt.Sprintf("herald-%s-%d.pprof", tr, round))
+			cmd = exec.Command(self, "-serve-herald", cfg, "-profile-to", prof)
+			profiled = true
+		} else {
+			cmd = exec.Command(p.herald, "--config", cfg)
+		}
+	} else {
+		cmd = exec.Command(self, "-serve-bare", addr, "-ce", cePath, "-coalesce="+strconv.FormatBool(side == "batch"))
+	}
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return res, err
+	}
+	defer func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}()
+	if err := waitListening(ctx, addr); err != nil {
+		return res, err
+	}
+
+	// The subscribers.
+	ctr := &counter{}
+	warm := newPhase(int64(p.subscribers))
+	ctr.cur.Store(warm)
+	var capMu sync.Mutex
+	var captured []byte
+	capture := func(b []byte) {
+		capMu.Lock()
+		captured = b
+		capMu.Unlock()
+	}
+	closers, err := openSubscribers(ctx, p.subscribers, func(i int) (io.Closer, error) {
+		var cp func([]byte)
+		if i == 0 && side == "herald" {
+			cp = capture
+		}
+		switch {
+		case tr == "ws" && side == "herald":
+			w, err := heraldSession(addr, subscribeFrame)
+			if err != nil {
+				return nil, err
+			}
+			go countWS(w, ctr, cp)
+			return w.c, nil
+		case tr == "ws":
+			w, err := wsDial(addr, "/api/v1/session")
+			if err != nil {
+				return nil, err
+			}
+			go countWS(w, ctr, nil)
+			return w.c, nil
+		default:
+			body := watchBody
+			if side != "herald" {
+				body = "{}"
+			}
+			s, err := sseOpen(addr, "/api/v1/watch", body)
+			if err != nil {
+				return nil, err
+			}
+			go countSSE(s, ctr, cp)
+			return s.c, nil
+		}
+	})
+	defer func() {
+		ctr.cur.Store(nil)
+		for _, c := range closers {
+			c.Close()
+		}
+	}()
+	if err != nil {
+		return res, err
+	}
+
+	// Warm-up: one notification that every subscriber receives.
+	var pub *publisher
+	var start func() error
+	if side == "herald" {
+		if pub, err = openPublisher(addr, p.credit); err != nil {
+			return res, fmt.Errorf("publisher: %w", err)
+		}
+		defer pub.w.c.Close()
+		if _, err := pub.publish(encodeBatches(0, 1, 1, 2)); err != nil {
+			return res, fmt.Errorf("warm-up: %w", err)
+		}
+		batches := encodeBatches(1, p.notifications, p.batch, 10)
+		start = func() error {
+			took, err := pub.publish(batches)
+			res.published = took
+			return err
+		}
+	} else {
+		if err := waitSubscribed(ctx, addr, p.subscribers); err != nil {
+			return res, err
+		}
+		if err := bareBroadcast(addr, 1); err != nil {
+			return res, err
+		}
+		start = func() error { return bareBroadcast(addr, p.notifications) }
+	}
+	if err := waitPhase(ctx, warm, 30*time.Second); err != nil {
+		return res, fmt.Errorf("warm-up: %w", err)
+	}
+	if side == "herald" {
+		capMu.Lock()
+		cap := captured
+		capMu.Unlock()
+		if err := saveCloudEvent(cePath, cap, tr); err != nil {
+			return res, err
+		}
+	}
+
+	// The measurement.
+	ph := newPhase(int64(p.subscribers) * int64(p.notifications))
+	ctr.cur.Store(ph)
+	pid := cmd.Process.Pid
+	cpu0, w0 := procCPU(pid), procWrites(pid)
+	cl0 := selfCPU()
+	if profiled {
+		_ = cmd.Process.Signal(syscall.SIGUSR1)
+	}
+	t0 := time.Now()
+	pubErr := make(chan error, 1)
+	go func() { pubErr <- start() }()
+	err = waitPhase(ctx, ph, 5*time.Minute)
+	if profiled {
+		_ = cmd.Process.Signal(syscall.SIGUSR2)
+	}
+	if err != nil {
+		return res, fmt.Errorf("%w (%d of %d delivered)", err, ph.events.Load(), ph.target)
+	}
+	if err := <-pubErr; err != nil {
+		return res, fmt.Errorf("publish: %w", err)
+	}
+	res.serverCPU, res.serverWrites = procCPU(pid)-cpu0, procWrites(pid)-w0
+	res.clientCPU = selfCPU() - cl0
+	res.deliveries = ph.events.Load()
+	res.elapsed = time.Duration(ph.last.Load() - t0.UnixNano())
+	res.frames = ph.frames.Load()
+	return res, nil
+}
+
+// openSubscribers opens n subscribers, a few at a time.
+func openSubscribers(ctx context.Context, n int, open func(i int) (io.Closer, error)) ([]io.Closer, error) {
+	out := make([]io.Closer, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i := range n {
+		if ctx.Err() != nil {
+			break
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			out[i], errs[i] = open(i)
+		}()
+	}
+	wg.Wait()
+	var kept []io.Closer
+	for _, c := range out {
+		if c != nil {
+			kept = append(kept, c)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return kept, fmt.Errorf("opening the subscribers: %w", err)
+	}
+	return kept, ctx.Err()
+}
+
+// waitPhase waits until ph is complete or failed.
+func waitPhase(ctx context.Context, ph *phase, within time.Duration) error {
+	t := time.NewTimer(within)
+	defer t.Stop()
+	select {
+	case <-ph.done:
+		return ph.failure()
+	case <-t.C:
+		return fmt.Errorf("not complete within %s", within)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// saveCloudEvent writes the CloudEvent of a captured events frame (ws)
+// or data line (sse) for the bare broadcaster.
+func saveCloudEvent(path string, captured []byte, tr string) error {
+	ce := captured
+	if tr == "ws" {
+		s := string(captured)
+		i := strings.Index(s, `"events":[`)
+		if i < 0 || !strings.HasSuffix(s, "]}") {
+			return fmt.Errorf("unexpected events frame %q", s)
+		}
+		ce = []byte(s[i+len(`"events":[`) : len(s)-2])
+	}
+	if len(ce) == 0 || ce[0] != '{' {
+		return fmt.Errorf("no CloudEvent captured (%q)", captured)
+	}
+	return os.WriteFile(path, ce, 0o600)
+}
+
+// ---- the publisher ----
+
+// publisher is a WebSocket producer on herald.
+type publisher struct {
+	w      *wsConn
+	credit int
+}
+
+// openPublisher opens a session and a producer of mars on it.
+func openPublisher(addr string, credit int) (*publisher, error) {
+	w, err := wsDial(addr, "/api/v1/session")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.text(); err != nil {
+		w.c.Close()
+		return nil, err
+	}
+	reply, err := w.call(1, `{"id":1,"op":"open_producer","producer":"p","event_type":"mars"}`)
+	if err != nil {
+		w.c.Close()
+		return nil, err
+	}
+	s := string(reply)
+	if i := strings.Index(s, `"credit":`); i >= 0 {
+		j := i + len(`"credit":`)
+		k := j
+		for k < len(s) && s[k] >= '0' && s[k] <= '9' {
+			k++
+		}
+		if c, err := strconv.Atoi(s[j:k]); err == nil && c < credit {
+			credit = c
+		}
+	}
+	return &publisher{w: w, credit: credit}, nil
+}
+
+// encodeBatches encodes n notifications from number first as publish
+// frames of at most size each, with request ids from id.
+func encodeBatches(first, n, size, id int) [][]byte {
+	var out [][]byte
+	for i := 0; i < n; i += size {
+		var b strings.Builder
+		fmt.Fprintf(&b, `{"id":%d,"op":"publish","producer":"p","batch":[`, id)
+		id++
+		for j := i; j < min(i+size, n); j++ {
+			if j > i {
+				b.WriteByte(',')
+			}
+			k := first + j
+			fmt.Fprintf(&b, `{"identifier":{"class":"od","step":%d},"payload":{"n":%d}}`, k%100, k)
+		}
+		b.WriteString("]}")
+		out = append(out, []byte(b.String()))
+	}
+	return out
+}
+
+// publish sends the batches, keeping at most credit of them awaiting
+// their outcome, and returns once every one is answered completed.
+func (p *publisher) publish(batches [][]byte) (time.Duration, error) {
+	start := time.Now()
+	sem := make(chan struct{}, p.credit)
+	done := make(chan error, 1)
+	go func() {
+		for got := 0; got < len(batches); {
+			f, err := p.w.text()
+			if err != nil {
+				done <- err
+				return
+			}
+			if !strings.Contains(string(f[:min(len(f), 64)]), `"type":"reply"`) {
+				continue
+			}
+			if !strings.Contains(string(f), `"outcome":"completed"`) {
+				done <- fmt.Errorf("batch refused: %.300s", f)
+				return
+			}
+			got++
+			<-sem
+		}
+		done <- nil
+	}()
+	for _, b := range batches {
+		sem <- struct{}{}
+		if err := p.w.send(0x1, b); err != nil {
+			return 0, err
+		}
+	}
+	err := <-done
+	return time.Since(start), err
+}
+
+// ---- the bare server's control ----
+
+// bareBroadcast asks the bare broadcaster to send n notifications.
+func bareBroadcast(addr string, n int) error {
+	resp, err := http.Post(fmt.Sprintf("http://%s/broadcast?n=%d", addr, n), "text/plain", nil)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("broadcast: %s", resp.Status)
+	}
+	return nil
+}
+
+// waitSubscribed waits until the bare server holds n subscribers.
+func waitSubscribed(ctx context.Context, addr string, n int) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(fmt.Sprintf("http://%s/subscribers", addr))
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if got, _ := strconv.Atoi(strings.TrimSpace(string(b))); got >= n {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the bare server did not register %d subscribers", n)
+		}
+		if err := pause(ctx, 20*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// ---- process figures ----
+
+// procCPU returns the user and system CPU time of a process.
+func procCPU(pid int) time.Duration {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(raw)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	// Fields after the command: state is [0]; utime [11], stime [12].
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+st) * time.Second / 100 // USER_HZ
+}
+
+// procWrites returns the write system calls of a process (syscw).
+func procWrites(pid int) int64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "syscw:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// selfCPU returns this process's CPU time.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// ---- helpers ----
+
+// waitListening waits until addr accepts connections.
+func waitListening(ctx context.Context, addr string) error {
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if err := pause(ctx, 50*time.Millisecond); err != nil {
+			return fmt.Errorf("%s never listened: %w", addr, err)
+		}
+	}
+}
+
+// pause waits for d or the end of ctx.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort() int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// round3 rounds a duration for display.
+func round3(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "-"
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	default:
+		return d.Round(100 * time.Microsecond).String()
+	}
+}
