@@ -110,8 +110,8 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 	}
 	level := new(slog.LevelVar)
 	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: level}))
-	if s := cfg.NotificationSchemaStrict; s != nil && !*s && len(cfg.NotificationSchema) > 0 {
-		log.Warn("notification_schema_strict is false: unknown event types are accepted through the generic fallback")
+	for _, w := range cfg.Warnings() {
+		log.Warn(w)
 	}
 	// Everything the configuration decides is checked first, then the
 	// port is bound (a port in use fails before the backend starts), then
