@@ -2,7 +2,6 @@ package types
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
 	"strconv"
 	"strings"
@@ -183,12 +182,7 @@ type Fingerprint struct {
 
 // FingerprintOf returns the fingerprint of a canonical text.
 func FingerprintOf(canonical string) Fingerprint {
-	sum := sha256.Sum256([]byte(canonical))
-	return Fingerprint{
-		Canonical: canonical,
-		ID64:      fmt.Sprintf("%016x", binary.BigEndian.Uint64(sum[:8])),
-		ID32:      FNV1a32(canonical),
-	}
+	return Fingerprint{Canonical: canonical, ID64: SHA256x64(canonical), ID32: FNV1a32(canonical)}
 }
 
 // FNV1a32 returns protoarray's 32-bit schema id of s: FNV-1a (offset
