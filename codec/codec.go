@@ -94,8 +94,8 @@ type Options struct {
 	// Logger receives the jq evaluator's messages at trace level
 	// (jaq.LevelTrace); nil discards them.
 	Logger *slog.Logger
-	// Resources are the resources a protobuf codec compiles from when
-	// compiled with CompilePlan (Compile uses the catalog's).
+	// Resources are the resources a protobuf codec compiles from; nil
+	// means the catalog's.
 	Resources *resource.Set
 }
 
@@ -142,9 +142,6 @@ func Compile(cat *catalog.Catalog, name string, opts Options) (*Codec, error) {
 	ps, _ := cat.ProtoSchema(name)
 	return compilePlan(p, opts, ps)
 }
-
-// CompilePlan compiles a bound plan.
-func CompilePlan(p *bind.Plan, opts Options) (*Codec, error) { return compilePlan(p, opts, nil) }
 
 func compilePlan(p *bind.Plan, opts Options, ps *protobuf.Schema) (*Codec, error) {
 	c := &Codec{Name: p.Codec.Name, Format: p.Codec.Format, Schema: p.Schema, Plan: p}

@@ -153,17 +153,6 @@ func (t Type) Len() int {
 	return 0
 }
 
-// Contains reports whether t or any element type inside it has kind k.
-func (t Type) Contains(k Kind) bool {
-	if t.Kind == k {
-		return true
-	}
-	if t.Elem != nil {
-		return t.Elem.Contains(k)
-	}
-	return false
-}
-
 // Equal reports whether t and u are the same type.
 func (t Type) Equal(u Type) bool {
 	if t.Kind != u.Kind || len(t.Dims) != len(u.Dims) {
@@ -330,19 +319,6 @@ func (s *Schema) Validate() error {
 		seen[f.Name] = true
 		if err := f.Type.Validate(); err != nil {
 			return fmt.Errorf("schema %s field %s: %w", Quote(s.Name), Quote(f.Name), err)
-		}
-	}
-	return nil
-}
-
-// CheckNoBytes refuses a schema that holds BYTES anywhere, nested ARRAY
-// and VEC elements included, for uses the spec closes to BYTES (keys that
-// must order as text, lookups, aggregates). use names the use in the
-// message.
-func (s *Schema) CheckNoBytes(use string) error {
-	for _, f := range s.Fields {
-		if f.Type.Contains(Bytes) {
-			return fmt.Errorf("schema %s cannot be used as %s: field %s holds BYTES (%s)", Quote(s.Name), use, Quote(f.Name), f.Type)
 		}
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"math"
 	"strconv"
-	"unicode/utf8"
 	"unsafe"
 
 	"herald/codec/types"
@@ -22,12 +21,6 @@ func IntRange(k types.Kind) (lo, hi int64) { return minInt[k], maxInt[k] }
 
 // UintMax returns the largest value of an unsigned integer kind.
 func UintMax(k types.Kind) uint64 { return maxUint[k] }
-
-// IntegerText is the result of splitting a JSON integer literal.
-type IntegerText struct {
-	Neg bool
-	Mag uint64
-}
 
 // ParseIntegerLiteral reads a JSON number literal that must be an integer
 // (no fraction, no exponent). It returns the sign and magnitude, NotInteger
@@ -137,9 +130,6 @@ func DecodeBase64(dst, src []byte) ([]byte, bool) {
 func AppendBase64(dst, src []byte) []byte {
 	return base64.StdEncoding.AppendEncode(dst, src)
 }
-
-// ValidUTF8 reports whether b is valid UTF-8.
-func ValidUTF8(b []byte) bool { return utf8.Valid(b) }
 
 // ValidNumber reports whether b is JSON number syntax:
 // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
