@@ -520,11 +520,11 @@ func TestStrictAndWarnings(t *testing.T) {
 // config it accepts passes Validate again (the loader and the validator
 // agree).
 func FuzzParse(f *testing.F) {
-	err := fs.WalkDir(Shipped(), ".", func(path string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(shipped, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		b, err := fs.ReadFile(Shipped(), path)
+		b, err := fs.ReadFile(shipped, path)
 		f.Add(b)
 		return err
 	})
