@@ -30,7 +30,7 @@ func nodes[V any](n *node[V]) int {
 }
 
 func toks(s string) []string {
-	t, err := Decode(s)
+	t, err := decode(s)
 	if err != nil {
 		panic(err)
 	}
@@ -349,7 +349,7 @@ func BenchmarkMatch10k(b *testing.B) {
 		for b.Loop() {
 			n := 0
 			for _, e := range encoded {
-				tokens, err := Decode(e)
+				tokens, err := decode(e)
 				if err == nil && p.Match(tokens) {
 					n++
 				}
@@ -423,7 +423,7 @@ func BenchmarkEncode(b *testing.B) {
 	b.Run("Decode", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := Decode(want); err != nil {
+			if _, err := decode(want); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -12,7 +12,8 @@
 // strict and single-pass: every '%' must be followed by two hex digits and
 // the result must be valid UTF-8. Like the reference, decoding accepts
 // lowercase hex digits and escapes of unreserved bytes ("%2e", "%41"), but
-// encoding always produces the canonical form, so Encode(Decode(s)) equals s
+// encoding always produces the canonical form, so EncodeToken(DecodeToken(s))
+// equals s
 // only for canonical input.
 package topic
 
@@ -166,10 +167,10 @@ func indexReserved(s string) int {
 	return -1
 }
 
-// Decode splits an encoded subject at every '.' and decodes each token with
+// decode splits an encoded subject at every '.' and decodes each token with
 // DecodeToken. The empty subject is one empty token. The error names the
 // subject and wraps the token's error (and so ErrInvalidEncoding).
-func Decode(subject string) ([]string, error) {
+func decode(subject string) ([]string, error) {
 	parts := strings.Split(subject, Separator)
 	for i, p := range parts {
 		d, err := DecodeToken(p)

@@ -131,9 +131,9 @@ func TestEncodeDecodeSubject(t *testing.T) {
 		if got := Encode(tt.tokens); got != tt.subject {
 			t.Errorf("Encode(%q) = %q, want %q", tt.tokens, got, tt.subject)
 		}
-		got, err := Decode(tt.subject)
+		got, err := decode(tt.subject)
 		if err != nil || !reflect.DeepEqual(got, tt.tokens) {
-			t.Errorf("Decode(%q) = %q, %v; want %q", tt.subject, got, err, tt.tokens)
+			t.Errorf("decode(%q) = %q, %v; want %q", tt.subject, got, err, tt.tokens)
 		}
 	}
 	if got := Encode(nil); got != "" {
@@ -150,13 +150,13 @@ func TestDecodeErrors(t *testing.T) {
 		{"%FF.a", `subject "%FF.a": token "%FF": invalid percent-encoding: decodes to invalid UTF-8`},
 	}
 	for _, tt := range tests {
-		got, err := Decode(tt.in)
+		got, err := decode(tt.in)
 		if err == nil {
-			t.Errorf("Decode(%q) = %q, nil; want error", tt.in, got)
+			t.Errorf("decode(%q) = %q, nil; want error", tt.in, got)
 			continue
 		}
 		if !errors.Is(err, ErrInvalidEncoding) || err.Error() != tt.want {
-			t.Errorf("Decode(%q) error\n got %v\nwant %s", tt.in, err, tt.want)
+			t.Errorf("decode(%q) error\n got %v\nwant %s", tt.in, err, tt.want)
 		}
 	}
 }
@@ -179,9 +179,9 @@ func TestNoCollisions(t *testing.T) {
 			t.Errorf("Encode(%q) = Encode(%q) = %q", s, prev, e)
 		}
 		seen[e] = s
-		back, err := Decode(e)
+		back, err := decode(e)
 		if err != nil || !reflect.DeepEqual(back, s) {
-			t.Errorf("Decode(Encode(%q)) = %q, %v", s, back, err)
+			t.Errorf("decode(Encode(%q)) = %q, %v", s, back, err)
 		}
 	}
 	p := Pattern{Literal("x.y"), Literal("z")}
@@ -346,20 +346,20 @@ func FuzzDecode(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		tokens, err := Decode(s)
+		tokens, err := decode(s)
 		if err != nil {
 			if !errors.Is(err, ErrInvalidEncoding) {
-				t.Fatalf("Decode(%q) error %v does not wrap ErrInvalidEncoding", s, err)
+				t.Fatalf("decode(%q) error %v does not wrap ErrInvalidEncoding", s, err)
 			}
 			return
 		}
 		if want := strings.Count(s, ".") + 1; len(tokens) != want {
-			t.Fatalf("Decode(%q) gave %d tokens, want %d", s, len(tokens), want)
+			t.Fatalf("decode(%q) gave %d tokens, want %d", s, len(tokens), want)
 		}
 		canon := Encode(tokens)
-		again, err := Decode(canon)
+		again, err := decode(canon)
 		if err != nil || !reflect.DeepEqual(again, tokens) {
-			t.Fatalf("Decode(Encode(%q)) = %q, %v; want %q", tokens, again, err, tokens)
+			t.Fatalf("decode(Encode(%q)) = %q, %v; want %q", tokens, again, err, tokens)
 		}
 		if Encode(again) != canon {
 			t.Fatalf("Encode is not idempotent on %q", s)
