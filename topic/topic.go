@@ -12,9 +12,8 @@
 // strict and single-pass: every '%' must be followed by two hex digits and
 // the result must be valid UTF-8. Like the reference, decoding accepts
 // lowercase hex digits and escapes of unreserved bytes ("%2e", "%41"), but
-// encoding always produces the canonical form, so EncodeToken(DecodeToken(s))
-// equals s
-// only for canonical input.
+// encoding always produces the canonical form, so
+// EncodeToken(DecodeToken(s)) equals s only for canonical input.
 package topic
 
 import (
