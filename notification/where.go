@@ -32,16 +32,12 @@ func (e *WhereError) Error() string {
 // Where is a compiled predicate. It is immutable and safe for concurrent
 // use.
 type Where struct {
-	src  string
 	root wnode
 }
 
 // String returns the compiled form: the expression fully parenthesised,
 // names resolved and literals canonicalised (DESCRIBE … WHERE shows it).
 func (w *Where) String() string { return w.root.String() }
-
-// Source returns the predicate as written.
-func (w *Where) Source() string { return w.src }
 
 // Match reports whether the predicate is TRUE for n (FALSE and NULL do
 // not select).
@@ -67,7 +63,7 @@ func (s *Schema) CompileWhere(src string) (*Where, error) {
 	if t := p.peek(); t.kind != tEOF {
 		return nil, p.errAt(t.pos, fmt.Sprintf("unexpected %s after the end of the predicate", t.describe()))
 	}
-	return &Where{src: src, root: root}, nil
+	return &Where{root: root}, nil
 }
 
 // ---- lexer ----
