@@ -58,6 +58,7 @@ func NewRouter(opts Options) http.Handler {
 	r.Get("/health", h.Health)
 	r.Get("/ready", h.Ready)
 	r.Get("/api-docs/openapi.json", openapi.Document)
+	r.Get("/api-docs/asyncapi.json", openapi.AsyncAPIDocument)
 	r.Get("/swagger-ui", openapi.DocsPage)
 	r.Get("/swagger-ui/", openapi.DocsPage)
 

@@ -91,6 +91,7 @@ const builtinHome = `<!doctype html>
 <ul>
 <li><a href="/api/v1/schema">/api/v1/schema</a>: the configured event types</li>
 <li><a href="/api-docs/openapi.json">/api-docs/openapi.json</a>: the OpenAPI document</li>
+<li><a href="/api-docs/asyncapi.json">/api-docs/asyncapi.json</a>: the AsyncAPI document of the WebSocket session protocol</li>
 <li><a href="/health">/health</a></li>
 </ul>
 </body></html>

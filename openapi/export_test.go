@@ -22,26 +22,6 @@ func RouteKeys() []string {
 	return keys
 }
 
-// resolve follows $ref until it reaches a non-reference object.
-func resolve(doc map[string]any, v any) (map[string]any, error) {
-	for range 10 {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("expected an object, got %T", v)
-		}
-		ref, ok := m["$ref"].(string)
-		if !ok {
-			return m, nil
-		}
-		next, err := pointer(doc, ref)
-		if err != nil {
-			return nil, err
-		}
-		v = next
-	}
-	return nil, fmt.Errorf("reference chain too long")
-}
-
 // CheckResponse checks a response served for method and path against the
 // document and returns what does not match: the status must be documented
 // for the operation, or be one of the document's x-global-responses (404

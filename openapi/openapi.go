@@ -1,7 +1,10 @@
 // Package openapi owns herald's OpenAPI 3.1 document (openapi.json,
-// embedded in the binary) and the self-contained HTML page that documents
-// the HTTP API from it. It serves both as plain http.HandlerFuncs; routing
-// belongs to package api. It must not import other herald packages: the
+// embedded in the binary), the AsyncAPI 3.0 document of the WebSocket
+// session protocol (asyncapi.json, embedded too), the self-contained HTML
+// page that documents the HTTP API from the first, and the JSON Schema
+// check of answers and session frames against them. It serves the
+// documents and the page as plain http.HandlerFuncs; routing belongs to
+// package api. It must not import other herald packages: the
 // document describes the API, it does not depend on the code serving it.
 package openapi
 
@@ -76,6 +79,7 @@ type pageData struct {
 	Summary     string
 	Description string
 	DocPath     string
+	AsyncPath   string
 	Ops         []operation
 }
 
@@ -184,7 +188,7 @@ func renderPage(doc []byte) ([]byte, error) {
 	}
 	data := pageData{
 		Title: top.Info.Title, Version: top.Info.Version, Summary: top.Info.Summary,
-		Description: top.Info.Description, DocPath: DocumentPath, Ops: ops,
+		Description: top.Info.Description, DocPath: DocumentPath, AsyncPath: AsyncAPIPath, Ops: ops,
 	}
 	var b bytes.Buffer
 	if err := pageTemplate.Execute(&b, data); err != nil {
@@ -255,6 +259,7 @@ details>summary{cursor:pointer}
 <h1>{{.Title}} <small>API {{.Version}}</small></h1>
 <p>{{.Summary}}</p>
 <p>The machine-readable <a href="{{.DocPath}}">OpenAPI 3.1 document</a> is at <code>{{.DocPath}}</code>.</p>
+<p>The frames of the WebSocket session protocol <code>herald.v1</code> are described by the <a href="{{.AsyncPath}}">AsyncAPI 3.0 document</a> at <code>{{.AsyncPath}}</code>.</p>
 <noscript><p class="muted">JavaScript is off: the endpoints are listed below; the request and response schemas are in the OpenAPI document.</p></noscript>
 <div id="info" class="desc">{{.Description}}</div>
 <nav><h2>Endpoints</h2><ul>

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -32,6 +31,7 @@ var routes = []route{
 	{"GET", "/health", []string{"200", "503"}},
 	{"GET", "/ready", []string{"200", "503"}},
 	{"GET", "/api-docs/openapi.json", []string{"200"}},
+	{"GET", "/api-docs/asyncapi.json", []string{"200"}},
 	{"GET", "/swagger-ui", []string{"200"}},
 	{"GET", "/swagger-ui/", []string{"200"}},
 	{"GET", "/api/v1/schema", []string{"200"}},
@@ -57,7 +57,8 @@ var queryParams = map[string][]string{"POST /api/v1/admin/reload": {"force"}}
 // publicRoutes never need credentials: their operations declare an empty
 // security requirement list.
 var publicRoutes = map[string]bool{
-	"GET /": true, "GET /health": true, "GET /ready": true, "GET /api-docs/openapi.json": true,
+	"GET /": true, "GET /health": true, "GET /ready": true,
+	"GET /api-docs/openapi.json": true, "GET /api-docs/asyncapi.json": true,
 	"GET /swagger-ui": true, "GET /swagger-ui/": true,
 	"GET /api/v1/schema": true, "GET /api/v1/schema/{event_type}": true,
 }
@@ -74,28 +75,6 @@ func loadDoc(t *testing.T) map[string]any {
 		t.Fatal("openapi.json has data after the document")
 	}
 	return doc
-}
-
-// pointer resolves a local JSON pointer ("#/components/schemas/X").
-func pointer(doc map[string]any, ref string) (any, error) {
-	if !strings.HasPrefix(ref, "#/") {
-		return nil, fmt.Errorf("%q is not a local reference", ref)
-	}
-	var v any = doc
-	for _, tok := range strings.Split(ref[2:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch n := v.(type) {
-		case map[string]any:
-			next, ok := n[tok]
-			if !ok {
-				return nil, fmt.Errorf("%q: no %q", ref, tok)
-			}
-			v = next
-		default:
-			return nil, fmt.Errorf("%q: cannot descend into %T at %q", ref, v, tok)
-		}
-	}
-	return v, nil
 }
 
 // deref follows $ref until it reaches a non-reference object.
@@ -528,198 +507,6 @@ func parseSSE(s string) ([]sseEvent, error) {
 		out = append(out, ev)
 	}
 	return out, nil
-}
-
-// validator checks JSON values against the JSON Schema subset the
-// document uses. A keyword it does not know fails the test, so the
-// document cannot silently use one the checks skip.
-type validator struct {
-	doc map[string]any
-}
-
-var annotations = map[string]bool{
-	"description": true, "examples": true, "format": true,
-	"contentMediaType": true, "contentSchema": true,
-}
-
-func (v *validator) validate(schema, value any, at string) []string {
-	switch s := schema.(type) {
-	case bool:
-		if !s {
-			return []string{at + ": no value is allowed here"}
-		}
-		return nil
-	case map[string]any:
-		return v.object(s, value, at)
-	}
-	return []string{fmt.Sprintf("%s: schema is %T", at, schema)}
-}
-
-func jsonType(value any) string {
-	switch x := value.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case string:
-		return "string"
-	case float64:
-		if x == math.Trunc(x) {
-			return "integer"
-		}
-		return "number"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	}
-	return fmt.Sprintf("%T", value)
-}
-
-func (v *validator) object(s map[string]any, value any, at string) []string {
-	var errs []string
-	fail := func(format string, args ...any) { errs = append(errs, at+": "+fmt.Sprintf(format, args...)) }
-	keys := make([]string, 0, len(s))
-	for k := range s {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		kw := s[k]
-		switch k {
-		case "$ref":
-			target, err := pointer(v.doc, kw.(string))
-			if err != nil {
-				fail("%v", err)
-				continue
-			}
-			errs = append(errs, v.validate(target, value, at)...)
-		case "type":
-			var types []string
-			switch tt := kw.(type) {
-			case string:
-				types = []string{tt}
-			case []any:
-				for _, x := range tt {
-					types = append(types, x.(string))
-				}
-			}
-			got := jsonType(value)
-			if !slices.Contains(types, got) && !(got == "integer" && slices.Contains(types, "number")) {
-				fail("type %s, want %v", got, types)
-			}
-		case "const":
-			if !reflect.DeepEqual(value, kw) {
-				fail("%v, want const %v", value, kw)
-			}
-		case "enum":
-			if !slices.ContainsFunc(kw.([]any), func(e any) bool { return reflect.DeepEqual(e, value) }) {
-				fail("%v is not in enum %v", value, kw)
-			}
-		case "properties":
-			obj, ok := value.(map[string]any)
-			if !ok {
-				continue
-			}
-			for name, ps := range kw.(map[string]any) {
-				if pv, ok := obj[name]; ok {
-					errs = append(errs, v.validate(ps, pv, at+"."+name)...)
-				}
-			}
-		case "required":
-			obj, ok := value.(map[string]any)
-			if !ok {
-				continue
-			}
-			for _, name := range kw.([]any) {
-				if _, ok := obj[name.(string)]; !ok {
-					fail("missing required %q", name)
-				}
-			}
-		case "additionalProperties":
-			obj, ok := value.(map[string]any)
-			if !ok {
-				continue
-			}
-			props, _ := s["properties"].(map[string]any)
-			for name, pv := range obj {
-				if _, declared := props[name]; !declared {
-					errs = append(errs, v.validate(kw, pv, at+"."+name)...)
-				}
-			}
-		case "items":
-			arr, ok := value.([]any)
-			if !ok {
-				continue
-			}
-			prefix, _ := s["prefixItems"].([]any)
-			for i := len(prefix); i < len(arr); i++ {
-				errs = append(errs, v.validate(kw, arr[i], fmt.Sprintf("%s[%d]", at, i))...)
-			}
-		case "prefixItems":
-			arr, ok := value.([]any)
-			if !ok {
-				continue
-			}
-			for i, ps := range kw.([]any) {
-				if i < len(arr) {
-					errs = append(errs, v.validate(ps, arr[i], fmt.Sprintf("%s[%d]", at, i))...)
-				}
-			}
-		case "minItems", "maxItems":
-			if arr, ok := value.([]any); ok {
-				n := kw.(float64)
-				if (k == "minItems" && float64(len(arr)) < n) || (k == "maxItems" && float64(len(arr)) > n) {
-					fail("%d items, %s %v", len(arr), k, n)
-				}
-			}
-		case "minProperties", "maxProperties":
-			if obj, ok := value.(map[string]any); ok {
-				n := kw.(float64)
-				if (k == "minProperties" && float64(len(obj)) < n) || (k == "maxProperties" && float64(len(obj)) > n) {
-					fail("%d properties, %s %v", len(obj), k, n)
-				}
-			}
-		case "minLength":
-			if str, ok := value.(string); ok && float64(len([]rune(str))) < kw.(float64) {
-				fail("%q is shorter than %v", str, kw)
-			}
-		case "pattern":
-			if str, ok := value.(string); ok && !regexp.MustCompile(kw.(string)).MatchString(str) {
-				fail("%q does not match %s", str, kw)
-			}
-		case "minimum", "maximum":
-			if n, ok := value.(float64); ok {
-				if (k == "minimum" && n < kw.(float64)) || (k == "maximum" && n > kw.(float64)) {
-					fail("%v breaks %s %v", n, k, kw)
-				}
-			}
-		case "oneOf", "anyOf", "allOf":
-			matched := 0
-			var sub []string
-			for i, alt := range kw.([]any) {
-				e := v.validate(alt, value, fmt.Sprintf("%s<%s %d>", at, k, i))
-				if len(e) == 0 {
-					matched++
-				}
-				sub = append(sub, e...)
-			}
-			n := len(kw.([]any))
-			switch {
-			case k == "oneOf" && matched != 1:
-				fail("matches %d of oneOf, want exactly 1 %v", matched, sub)
-			case k == "anyOf" && matched == 0:
-				fail("matches none of anyOf %v", sub)
-			case k == "allOf" && matched != n:
-				fail("does not match allOf %v", sub)
-			}
-		default:
-			if !annotations[k] {
-				fail("the test validator does not support keyword %q", k)
-			}
-		}
-	}
-	return errs
 }
 
 func TestExamplesMatchSchemas(t *testing.T) {

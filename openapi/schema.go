@@ -1,0 +1,320 @@
+package openapi
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// This file is the JSON Schema checker of both documents: the subset of
+// JSON Schema that openapi.json (draft 2020-12, as OpenAPI 3.1 has it) and
+// asyncapi.json (the AsyncAPI Schema Object, a superset of draft 07) use.
+// A keyword it does not know is reported as an error, so that a document
+// cannot silently use one the checks skip.
+
+// pointer resolves a local JSON pointer ("#/components/schemas/X") in doc.
+func pointer(doc map[string]any, ref string) (any, error) {
+	if !strings.HasPrefix(ref, "#/") {
+		return nil, fmt.Errorf("%q is not a local reference", ref)
+	}
+	var v any = doc
+	for _, tok := range strings.Split(ref[2:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch n := v.(type) {
+		case map[string]any:
+			next, ok := n[tok]
+			if !ok {
+				return nil, fmt.Errorf("%q: no %q", ref, tok)
+			}
+			v = next
+		default:
+			return nil, fmt.Errorf("%q: cannot descend into %T at %q", ref, v, tok)
+		}
+	}
+	return v, nil
+}
+
+// validator checks JSON values (as encoding/json decodes them into any)
+// against the schemas of doc, whose local $refs it follows.
+type validator struct {
+	doc map[string]any
+}
+
+// annotations are the keywords that do not constrain a value.
+var annotations = map[string]bool{
+	"description": true, "examples": true, "format": true, "title": true,
+	"contentMediaType": true, "contentSchema": true,
+}
+
+// patterns caches the compiled pattern keywords.
+var patterns sync.Map // string → *regexp.Regexp or error
+
+func compiled(pattern string) (*regexp.Regexp, error) {
+	if v, ok := patterns.Load(pattern); ok {
+		if re, ok := v.(*regexp.Regexp); ok {
+			return re, nil
+		}
+		return nil, v.(error)
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		patterns.Store(pattern, err)
+		return nil, err
+	}
+	patterns.Store(pattern, re)
+	return re, nil
+}
+
+// validate returns what in value does not match schema, each message
+// starting with at (where the value is).
+func (v *validator) validate(schema, value any, at string) []string {
+	switch s := schema.(type) {
+	case bool:
+		if !s {
+			return []string{at + ": no value is allowed here"}
+		}
+		return nil
+	case map[string]any:
+		return v.object(s, value, at)
+	}
+	return []string{fmt.Sprintf("%s: schema is %T", at, schema)}
+}
+
+// jsonType names the JSON type of a decoded value; a number without a
+// fraction is an integer.
+func jsonType(value any) string {
+	switch x := value.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case float64:
+		if x == math.Trunc(x) {
+			return "integer"
+		}
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", value)
+}
+
+// number returns a numeric keyword's value.
+func number(kw any) (float64, bool) {
+	n, ok := kw.(float64)
+	return n, ok
+}
+
+func (v *validator) object(s map[string]any, value any, at string) []string {
+	var errs []string
+	fail := func(format string, args ...any) { errs = append(errs, at+": "+fmt.Sprintf(format, args...)) }
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		kw := s[k]
+		switch k {
+		case "$ref":
+			ref, _ := kw.(string)
+			target, err := pointer(v.doc, ref)
+			if err != nil {
+				fail("%v", err)
+				continue
+			}
+			errs = append(errs, v.validate(target, value, at)...)
+		case "type":
+			var types []string
+			switch tt := kw.(type) {
+			case string:
+				types = []string{tt}
+			case []any:
+				for _, x := range tt {
+					if s, ok := x.(string); ok {
+						types = append(types, s)
+					}
+				}
+			}
+			got := jsonType(value)
+			if !slices.Contains(types, got) && !(got == "integer" && slices.Contains(types, "number")) {
+				fail("type %s, want %v", got, types)
+			}
+		case "const":
+			if !reflect.DeepEqual(value, kw) {
+				fail("%v, want const %v", value, kw)
+			}
+		case "enum":
+			list, _ := kw.([]any)
+			if !slices.ContainsFunc(list, func(e any) bool { return reflect.DeepEqual(e, value) }) {
+				fail("%v is not in enum %v", value, kw)
+			}
+		case "properties":
+			obj, ok := value.(map[string]any)
+			if !ok {
+				continue
+			}
+			props, _ := kw.(map[string]any)
+			names := make([]string, 0, len(props))
+			for name := range props {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			for _, name := range names {
+				if pv, ok := obj[name]; ok {
+					errs = append(errs, v.validate(props[name], pv, at+"."+name)...)
+				}
+			}
+		case "required":
+			obj, ok := value.(map[string]any)
+			if !ok {
+				continue
+			}
+			list, _ := kw.([]any)
+			for _, name := range list {
+				n, _ := name.(string)
+				if _, ok := obj[n]; !ok {
+					fail("missing required %q", n)
+				}
+			}
+		case "additionalProperties":
+			obj, ok := value.(map[string]any)
+			if !ok {
+				continue
+			}
+			props, _ := s["properties"].(map[string]any)
+			names := make([]string, 0, len(obj))
+			for name := range obj {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			for _, name := range names {
+				if _, declared := props[name]; !declared {
+					errs = append(errs, v.validate(kw, obj[name], at+"."+name)...)
+				}
+			}
+		case "items":
+			arr, ok := value.([]any)
+			if !ok {
+				continue
+			}
+			if tuple, ok := kw.([]any); ok {
+				// Draft 07's tuple form (the AsyncAPI Schema Object):
+				// one schema per position, additionalItems for the rest.
+				for i, ps := range tuple {
+					if i < len(arr) {
+						errs = append(errs, v.validate(ps, arr[i], fmt.Sprintf("%s[%d]", at, i))...)
+					}
+				}
+				continue
+			}
+			prefix, _ := s["prefixItems"].([]any)
+			for i := len(prefix); i < len(arr); i++ {
+				errs = append(errs, v.validate(kw, arr[i], fmt.Sprintf("%s[%d]", at, i))...)
+			}
+		case "additionalItems":
+			arr, ok := value.([]any)
+			tuple, isTuple := s["items"].([]any)
+			if !ok || !isTuple {
+				continue
+			}
+			for i := len(tuple); i < len(arr); i++ {
+				errs = append(errs, v.validate(kw, arr[i], fmt.Sprintf("%s[%d]", at, i))...)
+			}
+		case "prefixItems":
+			arr, ok := value.([]any)
+			if !ok {
+				continue
+			}
+			list, _ := kw.([]any)
+			for i, ps := range list {
+				if i < len(arr) {
+					errs = append(errs, v.validate(ps, arr[i], fmt.Sprintf("%s[%d]", at, i))...)
+				}
+			}
+		case "minItems", "maxItems":
+			if arr, ok := value.([]any); ok {
+				n, _ := number(kw)
+				if (k == "minItems" && float64(len(arr)) < n) || (k == "maxItems" && float64(len(arr)) > n) {
+					fail("%d items, %s %v", len(arr), k, n)
+				}
+			}
+		case "minProperties", "maxProperties":
+			if obj, ok := value.(map[string]any); ok {
+				n, _ := number(kw)
+				if (k == "minProperties" && float64(len(obj)) < n) || (k == "maxProperties" && float64(len(obj)) > n) {
+					fail("%d properties, %s %v", len(obj), k, n)
+				}
+			}
+		case "minLength", "maxLength":
+			if str, ok := value.(string); ok {
+				n, _ := number(kw)
+				l := float64(len([]rune(str)))
+				if k == "minLength" && l < n {
+					fail("%q is shorter than %v", str, kw)
+				}
+				if k == "maxLength" && l > n {
+					fail("%q is longer than %v", str, kw)
+				}
+			}
+		case "pattern":
+			str, ok := value.(string)
+			if !ok {
+				continue
+			}
+			p, _ := kw.(string)
+			re, err := compiled(p)
+			if err != nil {
+				fail("pattern %q: %v", p, err)
+				continue
+			}
+			if !re.MatchString(str) {
+				fail("%q does not match %s", str, p)
+			}
+		case "minimum", "maximum":
+			if n, ok := value.(float64); ok {
+				limit, _ := number(kw)
+				if (k == "minimum" && n < limit) || (k == "maximum" && n > limit) {
+					fail("%v breaks %s %v", n, k, kw)
+				}
+			}
+		case "not":
+			if len(v.validate(kw, value, at+"<not>")) == 0 {
+				fail("matches the schema under not")
+			}
+		case "oneOf", "anyOf", "allOf":
+			alts, _ := kw.([]any)
+			matched := 0
+			var sub []string
+			for i, alt := range alts {
+				e := v.validate(alt, value, fmt.Sprintf("%s<%s %d>", at, k, i))
+				if len(e) == 0 {
+					matched++
+				}
+				sub = append(sub, e...)
+			}
+			switch {
+			case k == "oneOf" && matched != 1:
+				fail("matches %d of oneOf, want exactly 1 %v", matched, sub)
+			case k == "anyOf" && matched == 0:
+				fail("matches none of anyOf %v", sub)
+			case k == "allOf" && matched != len(alts):
+				fail("does not match allOf %v", sub)
+			}
+		default:
+			if !annotations[k] {
+				fail("the validator does not support keyword %q", k)
+			}
+		}
+	}
+	return errs
+}
