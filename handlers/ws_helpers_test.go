@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"herald/openapi"
 )
 
 // wsClient is a WebSocket session client over a real connection: frames
@@ -29,6 +31,10 @@ type wsClient struct {
 	nextID int
 	gmu    sync.Mutex
 	gate   chan struct{} // when not nil, the reader waits on it before each read
+	// invalid lists the received frames that the session protocol's
+	// AsyncAPI document does not describe (guarded by gmu); the test
+	// fails with them at its end.
+	invalid []string
 }
 
 // pause stops the reader before its next read (the kernel buffers then
@@ -82,6 +88,11 @@ func (s *server) dialOpts(t *testing.T, header http.Header, paused bool) *wsClie
 	t.Cleanup(func() {
 		cancel()
 		_ = c.CloseNow()
+		w.gmu.Lock()
+		defer w.gmu.Unlock()
+		for _, e := range w.invalid {
+			t.Errorf("a frame the AsyncAPI document does not describe: %s", e)
+		}
 	})
 	return w
 }
@@ -118,6 +129,13 @@ func (w *wsClient) read() {
 		if err := json.Unmarshal(data, &m); err != nil {
 			w.errs <- fmt.Errorf("frame is not JSON: %v: %s", err, data)
 			return
+		}
+		// Every frame the server sends must be one the document
+		// describes (the test goroutine reports it at the end).
+		if err := openapi.CheckSessionFrame(openapi.Receive, data); err != nil {
+			w.gmu.Lock()
+			w.invalid = append(w.invalid, err.Error())
+			w.gmu.Unlock()
 		}
 		w.raw <- string(data)
 		w.frames <- m
