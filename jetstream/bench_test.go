@@ -5,11 +5,14 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 
 	"herald/engine"
+	"herald/notification"
 )
 
 // benchEngine opens an embedded engine for a benchmark.
@@ -200,5 +203,209 @@ func BenchmarkClose(b *testing.B) {
 		if err := e.Close(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// benchBatchSizes are the batch sizes of the batch publish benchmarks.
+var benchBatchSizes = []int{100, 1000}
+
+// batchBenchEngine opens an embedded engine for a batch benchmark; the
+// stream keeps its newest 100,000 notifications, so that long runs do
+// not fill the disk.
+func batchBenchEngine(b *testing.B) *Engine {
+	b.Helper()
+	o := testOptions(b)
+	o.Defaults.MaxMsgs = 100_000
+	e := open(b, o)
+	if _, err := e.ensure(context.Background(), "mars"); err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+// benchBatch is a batch of n notifications on 1,000 subjects of mars.
+func benchBatch(n int) []*notification.Notification {
+	ns := make([]*notification.Notification, n)
+	for i := range ns {
+		ns[i] = note("mars", "od", "enfo", strconv.Itoa(i%1000))
+	}
+	return ns
+}
+
+// perNotification reports the time per notification of a batch
+// benchmark whose iterations are batches of size.
+func perNotification(b *testing.B, size int) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*size), "ns/notification")
+}
+
+// BenchmarkPublishBatch measures PublishBatch on the embedded server,
+// one batch per iteration; BenchmarkRawAsyncPublish is its reference
+// and BenchmarkPublishSequential what a batch costs without it.
+func BenchmarkPublishBatch(b *testing.B) {
+	for _, size := range benchBatchSizes {
+		b.Run("batch="+strconv.Itoa(size), func(b *testing.B) {
+			e := batchBenchEngine(b)
+			ns := benchBatch(size)
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				for i, r := range e.PublishBatch(ctx, ns) {
+					if r.Err != nil {
+						b.Fatalf("result %d: %v", i, r.Err)
+					}
+				}
+			}
+			perNotification(b, size)
+		})
+	}
+}
+
+// BenchmarkRawAsyncPublish is the reference of BenchmarkPublishBatch: the
+// same messages (subject, payload and headers, built by the engine's
+// message with a fresh Nats-Msg-Id each) published with nats.go's
+// PublishMsgAsync on the engine's JetStream context, then waiting for
+// every acknowledgement.
+func BenchmarkRawAsyncPublish(b *testing.B) {
+	for _, size := range benchBatchSizes {
+		b.Run("batch="+strconv.Itoa(size), func(b *testing.B) {
+			e := batchBenchEngine(b)
+			ns := benchBatch(size)
+			js := e.cur().js
+			futures := make([]jetstream.PubAckFuture, size)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				for i, n := range ns {
+					m, err := message(n, "MARS", "mars", nuid.Next())
+					if err != nil {
+						b.Fatal(err)
+					}
+					if futures[i], err = js.PublishMsgAsync(m); err != nil {
+						b.Fatal(err)
+					}
+				}
+				<-js.PublishAsyncComplete()
+				for i, f := range futures {
+					select {
+					case <-f.Ok():
+					case err := <-f.Err():
+						b.Fatalf("future %d: %v", i, err)
+					}
+				}
+			}
+			perNotification(b, size)
+		})
+	}
+}
+
+// BenchmarkPublishSequential is a batch published the way engines
+// without PublishBatch are (engine.PublishAll): one Publish after the
+// other.
+func BenchmarkPublishSequential(b *testing.B) {
+	for _, size := range benchBatchSizes {
+		b.Run("batch="+strconv.Itoa(size), func(b *testing.B) {
+			e := batchBenchEngine(b)
+			ns := benchBatch(size)
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				for _, n := range ns {
+					if _, _, err := e.Publish(ctx, n); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			perNotification(b, size)
+		})
+	}
+}
+
+// BenchmarkPublishBatchRatio runs PublishBatch, the raw asynchronous
+// publishes of BenchmarkRawAsyncPublish and the sequential Publish of
+// BenchmarkPublishSequential in turn on one engine, each iteration one
+// batch of each in rotating order, so that a machine whose load drifts
+// slows all three alike; it reports each one's time per notification
+// and PublishBatch's throughput relative to the raw publishes
+// (raw time / batch time: 1 is as fast). After each run it waits,
+// untimed, for the live feed to catch up, which PublishBatch and Publish
+// do (timed) and the raw publishes do not, so that no run pays for the
+// previous one's feed.
+func BenchmarkPublishBatchRatio(b *testing.B) {
+	for _, size := range benchBatchSizes {
+		b.Run("batch="+strconv.Itoa(size), func(b *testing.B) {
+			e := batchBenchEngine(b)
+			ns := benchBatch(size)
+			ctx := context.Background()
+			js := e.cur().js
+			futures := make([]jetstream.PubAckFuture, size)
+			batch := func() {
+				for i, r := range e.PublishBatch(ctx, ns) {
+					if r.Err != nil {
+						b.Fatalf("result %d: %v", i, r.Err)
+					}
+				}
+			}
+			raw := func() {
+				for i, n := range ns {
+					m, err := message(n, "MARS", "mars", nuid.Next())
+					if err != nil {
+						b.Fatal(err)
+					}
+					if futures[i], err = js.PublishMsgAsync(m); err != nil {
+						b.Fatal(err)
+					}
+				}
+				<-js.PublishAsyncComplete()
+				for i, f := range futures {
+					select {
+					case <-f.Ok():
+					case err := <-f.Err():
+						b.Fatalf("future %d: %v", i, err)
+					}
+				}
+			}
+			sequential := func() {
+				for _, n := range ns {
+					if _, _, err := e.Publish(ctx, n); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			// drain waits, untimed, until the live feed has read what
+			// the last run stored: the raw publishes do not wait for it,
+			// and the next run would pay for it.
+			st, err := e.ensure(ctx, "mars")
+			if err != nil {
+				b.Fatal(err)
+			}
+			drain := func() {
+				last, err := e.LastSeq(ctx, "mars")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, ok := st.feed.Load().timeOf(ctx, last, time.Now().Add(wait)); !ok {
+					b.Fatalf("the live feed did not read %d", last)
+				}
+			}
+			runs := []func(){batch, raw, sequential}
+			var spent [3]time.Duration
+			b.ResetTimer()
+			for i := range b.N {
+				for k := range runs {
+					k = (k + i) % len(runs)
+					began := time.Now()
+					runs[k]()
+					spent[k] += time.Since(began)
+					drain()
+				}
+			}
+			per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N*size) }
+			b.ReportMetric(per(spent[0]), "batch-ns/notification")
+			b.ReportMetric(per(spent[1]), "raw-ns/notification")
+			b.ReportMetric(per(spent[2]), "sequential-ns/notification")
+			b.ReportMetric(float64(spent[1])/float64(spent[0]), "batch/raw-throughput")
+		})
 	}
 }

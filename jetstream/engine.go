@@ -58,6 +58,12 @@ type Engine struct {
 	// requests that were sent before (the server that would have
 	// answered them may be gone).
 	reconnected atomic.Pointer[chan struct{}]
+	// disconnected is closed (and replaced) whenever a connection is
+	// lost or closed: the acknowledgements PublishBatch awaits on it
+	// will not come.
+	disconnected atomic.Pointer[chan struct{}]
+	// batches numbers the rounds of PublishBatch (reply subjects).
+	batches atomic.Uint64
 	// redialing is set while the supervisor is re-dialling; redials
 	// counts its attempts.
 	redialing atomic.Bool
@@ -90,6 +96,9 @@ type Engine struct {
 type link struct {
 	nc *nats.Conn
 	js jetstream.JetStream
+
+	muxMu sync.Mutex
+	mux   *replyMux // PublishBatch's acknowledgements, created on first use
 }
 
 // cur returns the current connection.
@@ -103,6 +112,16 @@ func (e *Engine) nextReconnect() <-chan struct{} { return *e.reconnected.Load() 
 func (e *Engine) signalReconnect() {
 	next := make(chan struct{})
 	close(*e.reconnected.Swap(&next))
+}
+
+// nextDisconnect returns a channel closed when a connection is next lost
+// or closed.
+func (e *Engine) nextDisconnect() <-chan struct{} { return *e.disconnected.Load() }
+
+// signalDisconnect closes the channel nextDisconnect returned so far.
+func (e *Engine) signalDisconnect() {
+	next := make(chan struct{})
+	close(*e.disconnected.Swap(&next))
 }
 
 // Engine conformance.
@@ -127,8 +146,9 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		streams: map[string]*streamState{},
 	}
 	e.conf.Store(newSettings(opts.Defaults, opts.Streams))
-	first := make(chan struct{})
+	first, firstLoss := make(chan struct{}), make(chan struct{})
 	e.reconnected.Store(&first)
+	e.disconnected.Store(&firstLoss)
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	if err := e.start(ctx); err != nil {
 		e.abort()
@@ -225,6 +245,7 @@ func (e *Engine) natsOptions() []nats.Option {
 		nats.PingInterval(10 * time.Second),
 		nats.MaxPingsOutstanding(3),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			e.signalDisconnect()
 			if e.closed.Load() {
 				return
 			}
@@ -239,6 +260,7 @@ func (e *Engine) natsOptions() []nats.Option {
 			e.afterReconnect()
 		}),
 		nats.ClosedHandler(func(nc *nats.Conn) {
+			e.signalDisconnect()
 			if e.closed.Load() {
 				return
 			}
