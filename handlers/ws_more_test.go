@@ -171,9 +171,16 @@ func TestSessionReloadAndShutdown(t *testing.T) {
 	c.ok("subscribe", `"name":"st","event_type":"steady"`)
 	c.ok("subscribe", `"name":"sh","event_type":"shifting"`)
 	c.ok("subscribe", `"name":"do","event_type":"doomed"`)
-	// The event of sh may come before the notify's reply.
-	if r, _ := c.replyAmid("notify", `"event_type":"shifting","identifier":{"k":"a"}`); r["ok"] != true {
+	// The event of sh may come before the notify's reply; it is received
+	// before the reload, so that sh resumes after it.
+	r, before := c.replyAmid("notify", `"event_type":"shifting","identifier":{"k":"a"}`)
+	if r["ok"] != true {
 		t.Fatalf("notify %v", r)
+	}
+	if len(before) == 0 {
+		if got, _ := c.collect("sh", 1); got[0] != "shifting@1" {
+			t.Fatalf("sh got %v", got)
+		}
 	}
 	next := strings.Replace(reloadBase, "  doomed:\n    topic: {base: doomed, key_order: [k]}\n    identifier:\n      k: {type: StringHandler, required: false}\n", "", 1)
 	next = strings.Replace(next, "topic: {base: shifting, key_order: [k]}", "topic: {base: shifting2, key_order: [k]}", 1)
