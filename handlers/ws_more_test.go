@@ -79,7 +79,13 @@ func TestSessionWhereAndSample(t *testing.T) {
 // TestSessionProducers: credit, whole-batch validation, completed ids in
 // order, CREDIT_EXCEEDED ending the producer, close_producer.
 func TestSessionProducers(t *testing.T) {
-	s := startServer(t, wsConfig, func(c *configs.Config) { c.Session.ProducerCredit = 1; c.Session.BlockingTimeoutMs = 2000 })
+	s := startServer(t, wsConfig, func(c *configs.Config) {
+		c.Session.ProducerCredit = 1
+		c.Session.BlockingTimeoutMs = 2000
+		// Small queues, so that the subscriber below holds the publisher.
+		c.WatchEndpoint.LiveQueueSize = 8
+		c.Session.QueueFrames = 2
+	})
 	c := s.dial(t, nil)
 	c.welcome()
 	r := c.ok("open_producer", `"producer":"p","event_type":"ev"`)
