@@ -589,7 +589,9 @@ func (r *runner) live() End {
 			// one write, a single notification at once, also when the
 			// burst ends with records the predicate or the sample
 			// leaves out.
-			if pending && len(c) == 0 {
+			// The channel holds only a few records; the subscription's
+			// spill buffer may hold more of the same burst.
+			if pending && len(c) == 0 && r.sub.Len() == 0 {
 				if err := r.sink.Flush(); err != nil {
 					return r.sinkFailed(err)
 				}
