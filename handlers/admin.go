@@ -106,7 +106,7 @@ func (h *Handlers) AdminWipeStream(w http.ResponseWriter, r *http.Request) {
 	if err != nil || req.StreamName == nil || strings.TrimSpace(*req.StreamName) == "" {
 		msg := `body must be a JSON object {"stream_name": "<STREAM>"}`
 		if err != nil {
-			msg += ": " + err.Error()
+			msg += ": " + httperr.JSONErrorText(err)
 		}
 		httperr.WriteJSON(w, http.StatusBadRequest, AdminWipeResponse{Message: msg, RequestID: id})
 		return

@@ -99,7 +99,7 @@ func (h *Handlers) AdminReload(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(strings.TrimSpace(string(body))) > 0 {
 		if err := jsonv2.Unmarshal(body, &req, jsonv2.RejectUnknownMembers(true)); err != nil {
-			msg := `the body is optional; when sent it must be a JSON object {"force": true|false}: ` + err.Error()
+			msg := `the body is optional; when sent it must be a JSON object {"force": true|false}: ` + httperr.JSONErrorText(err)
 			httperr.WriteJSON(w, http.StatusBadRequest, reloadErrorBody{Status: "error", Code: "INVALID_REQUEST_SHAPE", Message: msg, RequestID: id})
 			return
 		}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 )
 
 // ErrorBody is the Aviso error body of request-path failures (reference
@@ -68,4 +69,12 @@ func WithRequestID(ctx context.Context, id string) context.Context {
 func RequestID(ctx context.Context) string {
 	id, _ := ctx.Value(requestIDKey{}).(string)
 	return id
+}
+
+// JSONErrorText renders an error of github.com/go-json-experiment/json
+// with one wording: the library deliberately alternates "cannot" and
+// "unable to" from one process to the next, and a message a client sees
+// (or a test compares) must not change with it.
+func JSONErrorText(err error) string {
+	return strings.Replace(err.Error(), "json: unable to ", "json: cannot ", 1)
 }

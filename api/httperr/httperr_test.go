@@ -2,9 +2,13 @@ package httperr
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
 func TestWriteJSON(t *testing.T) {
@@ -36,5 +40,17 @@ func TestRequestID(t *testing.T) {
 	}
 	if got := RequestID(WithRequestID(context.Background(), "abc")); got != "abc" {
 		t.Fatalf("RequestID = %q, want abc", got)
+	}
+}
+
+func TestJSONErrorText(t *testing.T) {
+	var v struct{ Force bool }
+	err := jsonv2.Unmarshal([]byte(`{"Force":1}`), &v)
+	if got := JSONErrorText(err); !strings.HasPrefix(got, "json: cannot unmarshal JSON number into Go bool") {
+		t.Fatalf("%q", got)
+	}
+	// The other wording, whichever this process drew.
+	if got := JSONErrorText(errors.New(`json: unable to unmarshal JSON number into Go bool within "/force"`)); got != `json: cannot unmarshal JSON number into Go bool within "/force"` {
+		t.Fatalf("%q", got)
 	}
 }
