@@ -295,3 +295,27 @@ func TestSessionCredentialsExpire(t *testing.T) {
 		t.Fatalf("after the expiry: notify %v, events %v", reply, ev)
 	}
 }
+
+// TestSessionECPDS: a session's subscriptions are authorised with the
+// stream rules and the ECPDS destination check, as watch and replay are.
+func TestSessionECPDS(t *testing.T) {
+	f := newFakeECPDS(t)
+	f.set("rita", destinations("CIP"))
+	h := start(t, setup{yaml: ecpdsConfig("strict", 100, f.ts.URL+"/prefix/")})
+	s, _ := dialSession(t, h, bearer(hs256(t, user("rita", "ecmwf", "reader"))))
+	s.okCall("subscribe", `"name":"a","event_type":"diss","identifier":{"destination":"CIP"}`)
+	s.failCall("subscribe", `"name":"b","event_type":"diss","identifier":{"destination":"FOO"}`,
+		"FORBIDDEN", "User 'rita' does not have access to destination 'FOO'")
+	s.failCall("replay", `"name":"c","event_type":"diss","identifier":{"destination":"*"},"from_id":"0"`,
+		"FORBIDDEN", "Required field 'destination' not found in request identifiers")
+	s.okCall("replay", `"name":"d","event_type":"diss","identifier":{"destination":"CIP"},"from_id":"0"`)
+	if end := s.frame(); end["type"] != "subscription_ended" || end["sub"] != "d" || end["reason"] != "end_of_stream" {
+		t.Fatalf("replay end %v", end)
+	}
+	if got := f.calls.Load(); got != 1 {
+		t.Fatalf("%d upstream calls, want 1 (the cache answers the rest)", got)
+	}
+	// Notify never asks ECPDS; the reader has no write role.
+	s.failCall("notify", `"event_type":"diss","identifier":{"destination":"CIP","step":1},"payload":null`,
+		"FORBIDDEN", "User does not have required write role for this stream")
+}
