@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/textproto"
 	"strings"
 	"sync"
@@ -23,10 +24,15 @@ type StreamLimitOptions struct {
 	// PerClient bounds the open streams of one client address; 0 means no
 	// limit.
 	PerClient int
-	// AddressHeader names a header set by a trusted proxy whose first
-	// address is the client's (X-Forwarded-For, X-Real-IP); empty means
-	// the TCP peer address.
+	// AddressHeader names a header set by a trusted proxy that lists the
+	// client address (X-Forwarded-For, or X-Real-IP with one address);
+	// empty means the TCP peer address.
 	AddressHeader string
+	// TrustedProxies are the proxies whose AddressHeader is believed: the
+	// header is read only when the TCP peer is in one of them, and its
+	// right-most address outside them is the client's. Without any, the
+	// header is ignored.
+	TrustedProxies []netip.Prefix
 }
 
 // StreamLimiter counts the open watch and replay streams per
@@ -52,6 +58,7 @@ func NewStreamLimiter(opts StreamLimitOptions) *StreamLimiter {
 // (a stream over a lowered limit is not closed, but no new one opens).
 func (l *StreamLimiter) Configure(opts StreamLimitOptions) {
 	opts.AddressHeader = textproto.CanonicalMIMEHeaderKey(opts.AddressHeader)
+	opts.TrustedProxies = append([]netip.Prefix(nil), opts.TrustedProxies...)
 	l.mu.Lock()
 	l.opts = opts
 	l.mu.Unlock()
@@ -72,24 +79,73 @@ func (l *StreamLimiter) Open(username, address string) (user, client int) {
 	return l.users[username], l.clients[address]
 }
 
-// ClientAddress returns the address a request is counted under: the
-// first address of the configured header when it holds one, else the
-// host of the TCP peer.
+// ClientAddress returns the address a request is counted under. It is
+// the host of the TCP peer, unless the peer is a trusted proxy and the
+// configured header names an address: then it is the right-most address
+// of the header (all its lines, in order) that is not itself a trusted
+// proxy, or the left-most one when every address is trusted. Entries to
+// the left of it were written by the client, who may write anything, so
+// they are never used. A header entry that is not an IP address stops the
+// walk: the peer counts.
 func (l *StreamLimiter) ClientAddress(r *http.Request) string {
-	if h := l.options().AddressHeader; h != "" {
-		if v := r.Header.Get(h); v != "" {
-			first, _, _ := strings.Cut(v, ",")
-			first = strings.TrimSpace(first)
-			if ip := net.ParseIP(first); ip != nil {
-				return ip.String()
-			}
-		}
-	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		return r.RemoteAddr
+		host = r.RemoteAddr
 	}
-	return host
+	peer, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	peer = peer.Unmap().WithZone("")
+	opts := l.options()
+	if opts.AddressHeader == "" || !trusted(opts.TrustedProxies, peer) {
+		return peer.String()
+	}
+	var entries []string
+	for _, v := range r.Header.Values(opts.AddressHeader) {
+		entries = append(entries, strings.Split(v, ",")...)
+	}
+	client := peer
+	for i := len(entries) - 1; i >= 0; i-- {
+		a, ok := headerAddress(entries[i])
+		if !ok {
+			return peer.String()
+		}
+		client = a
+		if !trusted(opts.TrustedProxies, a) {
+			break
+		}
+	}
+	return client.String()
+}
+
+// trusted reports whether a is in one of the prefixes.
+func trusted(proxies []netip.Prefix, a netip.Addr) bool {
+	for _, p := range proxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// headerAddress reads one entry of a forwarding header: an IP address,
+// optionally with a port (192.0.2.1:4711, [2001:db8::1]:4711) or in
+// brackets, as proxies write them.
+func headerAddress(s string) (netip.Addr, bool) {
+	s = strings.TrimSpace(s)
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a.Unmap().WithZone(""), true
+	}
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap.Addr().Unmap().WithZone(""), true
+	}
+	if strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") {
+		if a, err := netip.ParseAddr(s[1 : len(s)-1]); err == nil {
+			return a.Unmap().WithZone(""), true
+		}
+	}
+	return netip.Addr{}, false
 }
 
 // acquire counts a stream; it returns the refusal message when a limit

@@ -1,10 +1,14 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 
+	"herald/api"
 	"herald/configs"
 )
 
@@ -15,6 +19,16 @@ func limitsConfig(perUser, perClient int, header string) setup {
 		c.WatchEndpoint.MaxStreamsPerUser = perUser
 		c.WatchEndpoint.MaxStreamsPerClient = perClient
 		c.Application.ClientAddressHeader = header
+	}}
+}
+
+// trustedConfig is limitsConfig with a per-client limit behind the given
+// trusted proxies.
+func trustedConfig(perClient int, header string, proxies ...string) setup {
+	return setup{yaml: matrixConfig("trusted_proxy", ""), edit: func(c *configs.Config) {
+		c.WatchEndpoint.MaxStreamsPerClient = perClient
+		c.Application.ClientAddressHeader = header
+		c.Application.TrustedProxies = proxies
 	}}
 }
 
@@ -74,24 +88,72 @@ func TestStreamLimitPerClient(t *testing.T) {
 		wantTooMany(t, s.call(t, http.MethodPost, "/api/v1/watch", watch, bearer(hs256(t, user("rita", "ecmwf")))), msg)
 		wantTooMany(t, s.call(t, http.MethodPost, "/api/v1/watch", `{`, nil), msg)
 	})
-	t.Run("forwarded address", func(t *testing.T) {
+	xff := func(v ...string) http.Header { return http.Header{"X-Forwarded-For": v} }
+	t.Run("header without trusted proxies", func(t *testing.T) {
+		// The header is ignored: every request counts under the peer.
 		s := start(t, limitsConfig(0, 1, "x-forwarded-for"))
-		xff := func(v string) http.Header { return http.Header{"X-Forwarded-For": {v}} }
-		if resp, _ := s.openStream(t, "/api/v1/watch", watch, xff("203.0.113.7, 10.0.0.1")); resp.StatusCode != 200 {
+		if resp, _ := s.openStream(t, "/api/v1/watch", watch, xff("203.0.113.7")); resp.StatusCode != 200 {
 			t.Fatalf("first: %d", resp.StatusCode)
 		}
-		if resp, _ := s.openStream(t, "/api/v1/watch", watch, xff("2001:db8::1")); resp.StatusCode != 200 {
+		wantTooMany(t, s.call(t, http.MethodPost, "/api/v1/watch", watch, xff("198.51.100.1")),
+			"client address 127.0.0.1 already has 1 open streams, the limit; close one or retry later")
+	})
+	t.Run("forwarded address", func(t *testing.T) {
+		s := start(t, trustedConfig(1, "x-forwarded-for", "127.0.0.0/8", "10.0.0.0/8"))
+		// The right-most address that is not a trusted proxy is the
+		// client: the proxy at 10.0.0.1 forwarded for 203.0.113.7.
+		if resp, _ := s.openStream(t, "/api/v1/watch", watch, xff("198.51.100.9, 203.0.113.7, 10.0.0.1")); resp.StatusCode != 200 {
+			t.Fatalf("first: %d", resp.StatusCode)
+		}
+		if resp, _ := s.openStream(t, "/api/v1/watch", watch, xff("[2001:db8::1]:4711")); resp.StatusCode != 200 {
 			t.Fatalf("second client: %d", resp.StatusCode)
 		}
-		wantTooMany(t, s.call(t, http.MethodPost, "/api/v1/replay", `{"event_type":"public","identifier":{},"from_id":"0"}`, xff("203.0.113.7")),
-			"client address 203.0.113.7 already has 1 open streams, the limit; close one or retry later")
+		msg := "client address 203.0.113.7 already has 1 open streams, the limit; close one or retry later"
+		wantTooMany(t, s.call(t, http.MethodPost, "/api/v1/replay", `{"event_type":"public","identifier":{},"from_id":"0"}`, xff("203.0.113.7")), msg)
+		// Several header lines are one list, in order.
+		wantTooMany(t, s.call(t, http.MethodPost, "/api/v1/watch", watch, xff("192.0.2.1", "203.0.113.7:80", "10.0.0.2")), msg)
+		// Only trusted proxies: the left-most counts.
+		if resp, _ := s.openStream(t, "/api/v1/watch", watch, xff("10.9.9.9, 10.0.0.1")); resp.StatusCode != 200 {
+			t.Fatalf("all trusted: %d", resp.StatusCode)
+		}
 		// No usable header: the peer address counts.
 		if resp, _ := s.openStream(t, "/api/v1/watch", watch, xff("not-an-ip")); resp.StatusCode != 200 {
 			t.Fatalf("peer: %d", resp.StatusCode)
 		}
-		if u, c := s.Limits.Open("", "127.0.0.1"); u != 0 || c != 1 {
-			t.Fatalf("open %d %d", u, c)
+		for addr, want := range map[string]int{"127.0.0.1": 1, "203.0.113.7": 1, "2001:db8::1": 1, "10.9.9.9": 1, "198.51.100.9": 0} {
+			if u, c := s.Limits.Open("", addr); u != 0 || c != want {
+				t.Fatalf("open %s: %d %d, want 0 %d", addr, u, c, want)
+			}
 		}
+	})
+	t.Run("x-real-ip", func(t *testing.T) {
+		s := start(t, trustedConfig(1, "X-Real-IP", "127.0.0.1"))
+		real := func(v string) http.Header { return http.Header{"X-Real-Ip": {v}} }
+		if resp, _ := s.openStream(t, "/api/v1/watch", watch, real("203.0.113.7")); resp.StatusCode != 200 {
+			t.Fatalf("first: %d", resp.StatusCode)
+		}
+		if resp, _ := s.openStream(t, "/api/v1/watch", watch, real("203.0.113.8")); resp.StatusCode != 200 {
+			t.Fatalf("second client: %d", resp.StatusCode)
+		}
+		wantTooMany(t, s.call(t, http.MethodPost, "/api/v1/watch", watch, real("203.0.113.7")),
+			"client address 203.0.113.7 already has 1 open streams, the limit; close one or retry later")
+		// X-Forwarded-For is not the configured header: the peer counts.
+		if resp, _ := s.openStream(t, "/api/v1/watch", watch, xff("203.0.113.7")); resp.StatusCode != 200 {
+			t.Fatalf("peer: %d", resp.StatusCode)
+		}
+		if _, c := s.Limits.Open("", "127.0.0.1"); c != 1 {
+			t.Fatalf("peer streams %d", c)
+		}
+	})
+	t.Run("untrusted peer", func(t *testing.T) {
+		// The TCP peer (127.0.0.1) is not a trusted proxy: its header,
+		// whatever it says, is not believed.
+		s := start(t, trustedConfig(1, "X-Forwarded-For", "10.0.0.0/8"))
+		if resp, _ := s.openStream(t, "/api/v1/watch", watch, xff("203.0.113.7, 10.0.0.1")); resp.StatusCode != 200 {
+			t.Fatalf("first: %d", resp.StatusCode)
+		}
+		wantTooMany(t, s.call(t, http.MethodPost, "/api/v1/watch", watch, xff("203.0.113.8, 10.0.0.1")),
+			"client address 127.0.0.1 already has 1 open streams, the limit; close one or retry later")
 	})
 	t.Run("unlimited", func(t *testing.T) {
 		s := start(t, limitsConfig(0, 0, ""))
@@ -187,4 +249,87 @@ func TestCORS(t *testing.T) {
 			t.Fatalf("preflight %d %v", r.Status, r.Header)
 		}
 	})
+}
+
+// TestForgedForwardedFor is the spoofing regression of issue 14: behind
+// a trusted proxy, a client that writes its own first X-Forwarded-For
+// entries stays one client. Three watches whose forged first entries
+// differ, under a limit of 1: only the first is admitted. After the
+// limits are reconfigured (a reload) the same rule holds with the new
+// limit, and the streams already open stay counted.
+func TestForgedForwardedFor(t *testing.T) {
+	s := start(t, trustedConfig(1, "X-Forwarded-For", "127.0.0.1/32"))
+	watch := `{"event_type":"public","identifier":{}}`
+	forged := func(first string) http.Header {
+		return http.Header{"X-Forwarded-For": {first + ", 203.0.113.7"}}
+	}
+	msg := func(n int) string {
+		return fmt.Sprintf("client address 203.0.113.7 already has %d open streams, the limit; close one or retry later", n)
+	}
+	if resp, _ := s.openStream(t, "/api/v1/watch", watch, forged("198.51.100.1")); resp.StatusCode != 200 {
+		t.Fatalf("first: %d", resp.StatusCode)
+	}
+	wantTooMany(t, s.call(t, http.MethodPost, "/api/v1/watch", watch, forged("198.51.100.2")), msg(1))
+	wantTooMany(t, s.call(t, http.MethodPost, "/api/v1/watch", watch, forged("198.51.100.3")), msg(1))
+	if _, c := s.Limits.Open("", "203.0.113.7"); c != 1 {
+		t.Fatalf("open streams of 203.0.113.7: %d", c)
+	}
+
+	s.Limits.Configure(api.StreamLimitOptions{PerClient: 2, AddressHeader: "x-forwarded-for",
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+	if resp, _ := s.openStream(t, "/api/v1/watch", watch, forged("198.51.100.4")); resp.StatusCode != 200 {
+		t.Fatalf("after reload: %d", resp.StatusCode)
+	}
+	wantTooMany(t, s.call(t, http.MethodPost, "/api/v1/watch", watch, forged("198.51.100.5")), msg(2))
+
+	// A reload that drops the trusted proxies ignores the header: the
+	// peer counts, and 203.0.113.7's streams stay counted under it.
+	s.Limits.Configure(api.StreamLimitOptions{PerClient: 1, AddressHeader: "X-Forwarded-For"})
+	if resp, _ := s.openStream(t, "/api/v1/watch", watch, forged("198.51.100.6")); resp.StatusCode != 200 {
+		t.Fatalf("untrusted after reload: %d", resp.StatusCode)
+	}
+	wantTooMany(t, s.call(t, http.MethodPost, "/api/v1/watch", watch, forged("198.51.100.7")),
+		"client address 127.0.0.1 already has 1 open streams, the limit; close one or retry later")
+	if _, c := s.Limits.Open("", "203.0.113.7"); c != 2 {
+		t.Fatalf("open streams of 203.0.113.7 after reload: %d", c)
+	}
+}
+
+// TestClientAddress checks the address rule on requests alone.
+func TestClientAddress(t *testing.T) {
+	proxies := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:ffff::/48")}
+	for _, tc := range []struct {
+		name, header, peer string
+		proxies            []netip.Prefix
+		values             []string
+		want               string
+	}{
+		{"no header configured", "", "10.0.0.1:1", proxies, []string{"203.0.113.7"}, "10.0.0.1"},
+		{"no trusted proxies", "X-Forwarded-For", "10.0.0.1:1", nil, []string{"203.0.113.7"}, "10.0.0.1"},
+		{"untrusted peer", "X-Forwarded-For", "192.0.2.1:1", proxies, []string{"203.0.113.7"}, "192.0.2.1"},
+		{"trusted peer", "X-Forwarded-For", "10.0.0.1:1", proxies, []string{"203.0.113.7"}, "203.0.113.7"},
+		{"forged first entries", "X-Forwarded-For", "10.0.0.1:1", proxies, []string{"1.1.1.1, 2.2.2.2,203.0.113.7"}, "203.0.113.7"},
+		{"trusted hops skipped", "X-Forwarded-For", "10.0.0.1:1", proxies, []string{"1.1.1.1, 203.0.113.7, 10.2.3.4", "10.0.0.9"}, "203.0.113.7"},
+		{"all trusted", "X-Forwarded-For", "10.0.0.1:1", proxies, []string{"10.5.5.5, 10.0.0.9"}, "10.5.5.5"},
+		{"garbage in the trusted part", "X-Forwarded-For", "10.0.0.1:1", proxies, []string{"203.0.113.7, unknown"}, "10.0.0.1"},
+		{"garbage left of the client", "X-Forwarded-For", "10.0.0.1:1", proxies, []string{"unknown, 203.0.113.7"}, "203.0.113.7"},
+		{"empty header", "X-Forwarded-For", "10.0.0.1:1", proxies, nil, "10.0.0.1"},
+		{"ports and brackets", "X-Forwarded-For", "10.0.0.1:1", proxies, []string{"[2001:db8::7]:443"}, "2001:db8::7"},
+		{"ipv6 proxy", "X-Forwarded-For", "[2001:db8:ffff::1]:1", proxies, []string{"2001:db8::7, 2001:db8:ffff::2"}, "2001:db8::7"},
+		{"mapped peer", "X-Forwarded-For", "[::ffff:10.0.0.1]:1", proxies, []string{"::ffff:203.0.113.7"}, "203.0.113.7"},
+		{"x-real-ip", "X-Real-IP", "10.0.0.1:1", proxies, []string{"203.0.113.7"}, "203.0.113.7"},
+		{"x-real-ip untrusted peer", "X-Real-IP", "192.0.2.1:1", proxies, []string{"203.0.113.7"}, "192.0.2.1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := api.NewStreamLimiter(api.StreamLimitOptions{AddressHeader: tc.header, TrustedProxies: tc.proxies})
+			r := httptest.NewRequest(http.MethodPost, "/api/v1/watch", nil)
+			r.RemoteAddr = tc.peer
+			for _, v := range tc.values {
+				r.Header.Add(tc.header, v)
+			}
+			if got := l.ClientAddress(r); got != tc.want {
+				t.Fatalf("ClientAddress = %q, want %q", got, tc.want)
+			}
+		})
+	}
 }

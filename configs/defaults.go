@@ -20,8 +20,11 @@ const (
 	DefaultStreamSendBufferBytes = 128 << 10
 	// DefaultMaxStreamsPerUser is herald's watch_endpoint.max_streams_per_user.
 	DefaultMaxStreamsPerUser = 64
-	// DefaultMaxStreamsPerClient is herald's watch_endpoint.max_streams_per_client.
-	DefaultMaxStreamsPerClient = 256
+	// DefaultMaxStreamsPerClient is herald's
+	// watch_endpoint.max_streams_per_client: 0, no limit. Behind a load
+	// balancer every client may share one address, and a per-address limit
+	// would cap the whole service; max_streams_per_user still applies.
+	DefaultMaxStreamsPerClient = 0
 	// DefaultCORSMaxAgeSec is application.cors.max_age_sec when unset.
 	DefaultCORSMaxAgeSec = 600
 	// DefaultReplayBatchSize is watch_endpoint.replay_batch_size: the
@@ -221,6 +224,11 @@ func (c *Config) Warnings() []string {
 	}
 	if f := c.Logging.Format; f != "" && f != "json" {
 		w = append(w, "logging.format "+quote(f)+" is accepted for compatibility; output is always JSON")
+	}
+	if a := c.Application; a.ClientAddressHeader != "" && len(a.TrustedProxies) == 0 {
+		w = append(w, "application.client_address_header "+quote(a.ClientAddressHeader)+" is ignored without application.trusted_proxies: the per-client stream limit counts the TCP peer address")
+	} else if a.ClientAddressHeader == "" && len(a.TrustedProxies) > 0 {
+		w = append(w, "application.trusted_proxies is set but application.client_address_header is not: the per-client stream limit counts the TCP peer address")
 	}
 	for _, s := range c.NotificationSchema {
 		if s.Topic != nil && s.Topic.Separator != nil && *s.Topic.Separator != "." {

@@ -47,7 +47,7 @@ func TestDefault(t *testing.T) {
 			SSEHeartbeatIntervalSec: 30, ConnectionMaxDurationSec: 3600,
 			ReplayBatchSize: 100, MaxHistoricalNotifications: 10000,
 			ReplayBatchDelayMs: 100, ConcurrentNotificationProcessing: 15,
-			LiveQueueSize: 4096, MaxStreamsPerUser: 64, MaxStreamsPerClient: 256, MaxLagSec: 30, StreamSendBufferBytes: 131072,
+			LiveQueueSize: 4096, MaxStreamsPerUser: 64, MaxStreamsPerClient: 0, MaxLagSec: 30, StreamSendBufferBytes: 131072,
 		},
 		Auth:    Auth{Mode: "direct", TimeoutMs: 5000},
 		Metrics: Metrics{Host: "127.0.0.1"},
@@ -502,6 +502,13 @@ func TestStrictAndWarnings(t *testing.T) {
 		{"strict true without schema", header + "notification_schema_strict: true\n", true, []string{
 			"notification_schema_strict is true but no schema is configured: every notify, watch and replay request is rejected",
 		}},
+		{"address header without trusted proxies", "application: {host: h, port: 1, client_address_header: X-Forwarded-For}\nnotification_backend: {kind: in_memory}\n", false, []string{
+			`application.client_address_header "X-Forwarded-For" is ignored without application.trusted_proxies: the per-client stream limit counts the TCP peer address`,
+		}},
+		{"trusted proxies without address header", "application: {host: h, port: 1, trusted_proxies: [10.0.0.0/8]}\nnotification_backend: {kind: in_memory}\n", false, []string{
+			"application.trusted_proxies is set but application.client_address_header is not: the per-client stream limit counts the TCP peer address",
+		}},
+		{"address header and trusted proxies", "application: {host: h, port: 1, client_address_header: X-Real-IP, trusted_proxies: [10.0.0.0/8]}\nnotification_backend: {kind: in_memory}\n", false, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

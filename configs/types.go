@@ -87,10 +87,17 @@ type Application struct {
 	// and no other CORS header.
 	CORS *CORS `yaml:"cors"`
 	// ClientAddressHeader is herald: a request header set by a trusted
-	// reverse proxy (e.g. X-Forwarded-For or X-Real-IP) whose first address
-	// is the client address for the per-client stream limit. Empty means
-	// the TCP peer address.
+	// reverse proxy (X-Forwarded-For or X-Real-IP) that names the client
+	// address for the per-client stream limit. It is read only on requests
+	// whose TCP peer is in TrustedProxies, and then its right-most address
+	// that is not itself in TrustedProxies is the client's (the entries to
+	// its left were written by the client and prove nothing). Empty, or
+	// without TrustedProxies, the TCP peer address counts.
 	ClientAddressHeader string `yaml:"client_address_header"`
+	// TrustedProxies is herald: the reverse proxies whose
+	// ClientAddressHeader is believed, as CIDRs (10.0.0.0/8, fd00::/8) or
+	// single addresses. Empty (the default) ignores the header.
+	TrustedProxies []string `yaml:"trusted_proxies"`
 }
 
 // CORS is herald: `application.cors`, the cross-origin policy. When the
@@ -194,8 +201,10 @@ type WatchEndpoint struct {
 	MaxStreamsPerUser int `yaml:"max_streams_per_user"`
 	// MaxStreamsPerClient is herald: how many watch and replay streams one
 	// client address may have open at once (429 beyond); 0 means no limit.
-	// Behind a reverse proxy set application.client_address_header, or
-	// every client shares the proxy's address.
+	// Behind a reverse proxy set application.client_address_header and
+	// application.trusted_proxies, or every client shares the proxy's
+	// address. The default is 0: behind a load balancer a per-address
+	// limit would cap the whole service.
 	MaxStreamsPerClient int `yaml:"max_streams_per_client"`
 	// MaxLagSec is herald: how old, in seconds, a live watcher's oldest
 	// undelivered notification may get. A watcher that lags more is ended

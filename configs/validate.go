@@ -172,6 +172,11 @@ func (v *validator) application() {
 	if h := a.ClientAddressHeader; h != "" && !headerName(h) {
 		v.global("application.client_address_header", "must be an HTTP header name such as X-Forwarded-For, got %s", quote(h))
 	}
+	for i, p := range a.TrustedProxies {
+		if _, err := ParseTrustedProxy(p); err != nil {
+			v.global(fmt.Sprintf("application.trusted_proxies[%d]", i), "must be a CIDR such as 10.0.0.0/8 or fd00::/8, or a single IP address, got %s", quote(p))
+		}
+	}
 	if c := a.CORS; c != nil {
 		v.cors(c)
 	}

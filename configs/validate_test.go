@@ -181,6 +181,10 @@ notification_backend: {kind: in_memory}
 		{"stream limits", header + "watch_endpoint: {max_streams_per_user: -1, max_streams_per_client: -2}\n", []string{
 			"watch_endpoint.max_streams_per_user: must not be negative, got -1 (line 3)",
 			"watch_endpoint.max_streams_per_client: must not be negative, got -2 (line 3)"}},
+		{"trusted proxies", "application:\n  host: h\n  port: 1\n  client_address_header: X-Forwarded-For\n  trusted_proxies:\n    - 10.0.0.0/8\n    - 10.0.0.0/33\n    - fd00::/8\n    - 192.0.2.7\n    - proxy.example.org\n    - ''\nnotification_backend: {kind: in_memory}\n", []string{
+			`application.trusted_proxies[1]: must be a CIDR such as 10.0.0.0/8 or fd00::/8, or a single IP address, got "10.0.0.0/33" (line 7)`,
+			`application.trusted_proxies[4]: must be a CIDR such as 10.0.0.0/8 or fd00::/8, or a single IP address, got "proxy.example.org" (line 10)`,
+			`application.trusted_proxies[5]: must be a CIDR such as 10.0.0.0/8 or fd00::/8, or a single IP address, got "" (line 11)`}},
 		{"stream limits off", "application: {host: h, port: 1, client_address_header: X-Real-IP}\nnotification_backend: {kind: in_memory}\nwatch_endpoint: {max_streams_per_user: 0, max_streams_per_client: 0}\n", nil},
 		// metrics
 		{"metrics disabled", header + "metrics: {port: 8000}\n", nil},

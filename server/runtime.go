@@ -112,7 +112,7 @@ func NewRuntime(cfg *configs.Config, opts RuntimeOptions, reuse *Runtime) (*Runt
 	}
 	w := cfg.WatchEndpoint
 	rt.Limits = api.StreamLimitOptions{PerUser: w.MaxStreamsPerUser, PerClient: w.MaxStreamsPerClient,
-		AddressHeader: cfg.Application.ClientAddressHeader}
+		AddressHeader: cfg.Application.ClientAddressHeader, TrustedProxies: cfg.Application.TrustedProxyPrefixes()}
 	rt.Handlers = handlers.Settings{
 		Registry: rt.Registry,
 		Watch: handlers.WatchSettings{
