@@ -13,28 +13,37 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"herald/codec/catalog"
 	"herald/codec/cli"
+	"herald/codec/ddl"
 	"herald/configs"
 	"herald/handlers"
 	"herald/server"
 )
 
-// version is the server version shown on the homepage.
-const version = "0.1.0"
+// version is herald's version: the `version` field of the startup log,
+// the homepage's, and what `herald --version` prints. Release builds set
+// it with -ldflags "-X main.version=1.2.3".
+var version = "0.1.0"
 
 const usage = `herald: an Aviso-compatible notification gateway.
 
 Usage:
   herald [serve] [--config FILE]   run the server (the default command)
+  herald check-config [--config FILE]
+                                   check the config as startup does, without
+                                   starting; print its event types and codecs
+                                   (exit 0), or the problems (exit 1)
   herald codec COMMAND ...         check codec definitions, decode and encode
                                    payloads (herald codec --help)
   herald help                      show this help
-  herald version                   print the version
+  herald version, herald --version print the version
 
 The config file is an aviso-server config. It is found in this order:
 --config FILE, $HERALD_CONFIG_FILE, $AVISOSERVER_CONFIG_FILE, configs/config.yaml.
@@ -60,6 +69,8 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer, read
 	switch cmd {
 	case "serve":
 		return serve(ctx, args, env, stdout, stderr, ready)
+	case "check-config":
+		return checkConfig(args, env, stdout, stderr)
 	case "codec":
 		return cli.Main(args, os.Stdin, stdout, stderr)
 	case "help":
@@ -76,9 +87,8 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer, read
 }
 
 func serveFlags(out io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("herald serve", flag.ContinueOnError)
-	fs.SetOutput(out)
-	fs.String("config", "", "path of the config `FILE` (default: $HERALD_CONFIG_FILE, $AVISOSERVER_CONFIG_FILE, configs/config.yaml)")
+	fs := configFlags("herald serve", out)
+	fs.Bool("version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprint(out, usage)
 		fs.PrintDefaults()
@@ -86,41 +96,128 @@ func serveFlags(out io.Writer) *flag.FlagSet {
 	return fs
 }
 
-func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, ready chan<- net.Addr) int {
-	fs := serveFlags(stderr)
+// configFlags is the flag set of a command that reads the config file.
+func configFlags(name string, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.String("config", "", "path of the config `FILE` (default: $HERALD_CONFIG_FILE, $AVISOSERVER_CONFIG_FILE, configs/config.yaml)")
+	return fs
+}
+
+// parseFlags parses a command's flags; it returns the exit code when the
+// command must stop (0 for -help, 2 for a usage error).
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return 0, false
 		}
-		return 2
+		return 2, false
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "herald: unexpected argument %q\n", fs.Arg(0))
-		return 2
+		return 2, false
 	}
-	path, err := configs.ResolvePath(fs.Lookup("config").Value.String(), env)
+	return 0, true
+}
+
+// loadRuntime finds, loads and validates the configuration as startup
+// does before it binds the port: the file (unknown keys, types, every
+// rule), every schema, the codecs block, authentication and ECPDS. A
+// problem is written to stderr with startup's messages and ok is false.
+// warn receives the warnings of a valid file.
+func loadRuntime(configFlag string, env []string, log *slog.Logger, warn func(string), stderr io.Writer) (path string, rt *server.Runtime, ok bool) {
+	path, err := configs.ResolvePath(configFlag, env)
 	if err != nil {
 		fmt.Fprintf(stderr, "herald: %v\n", err)
-		return 1
+		return path, nil, false
 	}
 	cfg, err := configs.Load(path, env)
 	if err != nil {
 		fmt.Fprintf(stderr, "herald: config %s:\n%v\n", path, err)
+		return path, nil, false
+	}
+	for _, w := range cfg.Warnings() {
+		warn(w)
+	}
+	rt, err = server.NewRuntime(cfg, server.RuntimeOptions{Logger: log}, nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "herald: config %s:\n%v\n", path, err)
+		return path, nil, false
+	}
+	return path, rt, true
+}
+
+// checkConfig is `herald check-config`: everything startup checks before
+// it binds the port, and nothing started. A valid config prints one
+// line saying so (with the fingerprint the startup log shows), then one
+// line per event type and one per codec, sorted, and exits 0; warnings
+// go to stderr. An invalid one prints startup's messages to stderr and
+// exits 1.
+func checkConfig(args, env []string, stdout, stderr io.Writer) int {
+	fs := configFlags("herald check-config", stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage: herald check-config [--config FILE]\n\n"+
+			"Checks the config as startup does, without binding a port or starting the backend,\n"+
+			"and prints its event types and codecs (exit 0), or the problems (exit 1).\n\n")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	warn := func(w string) { fmt.Fprintf(stderr, "herald: warning: %s\n", w) }
+	path, rt, ok := loadRuntime(fs.Lookup("config").Value.String(), env, nil, warn, stderr)
+	if !ok {
 		return 1
+	}
+	fmt.Fprintf(stdout, "herald: config %s is valid (fingerprint %s)\n", path, rt.Fingerprint)
+	for _, name := range rt.Registry.Names() {
+		fmt.Fprintf(stdout, "event_type %s\n", name)
+	}
+	for _, line := range codecLines(rt.Codecs) {
+		fmt.Fprintln(stdout, line)
+	}
+	return 0
+}
+
+// codecLines describes the codecs of a catalog, one line each sorted by
+// name: "codec NAME FORMAT SCHEMA" (the wire format and the internal
+// schema it decodes into).
+func codecLines(cat *catalog.Catalog) []string {
+	if cat == nil {
+		return nil
+	}
+	var lines []string
+	for _, k := range cat.Keys() {
+		if k.Kind != ddl.KindCodec {
+			continue
+		}
+		if c, ok := cat.Codec(k.Name); ok {
+			lines = append(lines, fmt.Sprintf("codec %s %s %s", c.Name, c.Format, c.Schema))
+		}
+	}
+	sort.Strings(lines)
+	return lines
+}
+
+func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, ready chan<- net.Addr) int {
+	fs := serveFlags(stderr)
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	if fs.Lookup("version").Value.String() == "true" {
+		fmt.Fprintln(stdout, "herald", version)
+		return 0
 	}
 	level := new(slog.LevelVar)
 	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: level}))
-	for _, w := range cfg.Warnings() {
-		log.Warn(w)
-	}
 	// Everything the configuration decides is checked first, then the
 	// port is bound (a port in use fails before the backend starts), then
 	// the backend starts.
-	rt, err := server.NewRuntime(cfg, server.RuntimeOptions{Logger: log}, nil)
-	if err != nil {
-		fmt.Fprintf(stderr, "herald: config %s:\n%v\n", path, err)
+	path, rt, ok := loadRuntime(fs.Lookup("config").Value.String(), env, log, func(w string) { log.Warn(w) }, stderr)
+	if !ok {
 		return 1
 	}
+	cfg := rt.Config
 	addr := net.JoinHostPort(cfg.Application.Host, strconv.Itoa(cfg.Application.Port))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -18,6 +18,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"herald/configs"
+	"herald/notification"
+	"herald/server"
 )
 
 const contractConfig = `
@@ -316,6 +320,180 @@ func TestCommandLine(t *testing.T) {
 	_ = os.WriteFile(bad, []byte("application:\n  host: 127.0.0.1\n  port: 0\n  bogus: 1\nnotification_backend:\n  kind: in_memory\n"), 0o600)
 	if code := run(context.Background(), []string{"--config", bad}, nil, &out, &errOut, nil); code != 1 || !strings.Contains(errOut.String(), "application.bogus") {
 		t.Fatalf("bad config: %d %q", code, errOut.String())
+	}
+}
+
+// TestVersion: --version, -version, `herald version` and `serve
+// --version` print the version the startup log shows, exit 0 and start
+// nothing; a build stamps it with -ldflags -X main.version.
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"-version"}, {"version"}, {"serve", "--version"}, {"--config", "/nonexistent", "--version"}} {
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), args, nil, &out, &errOut, nil); code != 0 || out.String() != "herald 0.1.0\n" || errOut.Len() != 0 {
+			t.Fatalf("%q: exit %d, stdout %q, stderr %q", args, code, out.String(), errOut.String())
+		}
+	}
+	bin := filepath.Join(t.TempDir(), "herald")
+	if out, err := exec.Command("go", "build", "-ldflags", "-X main.version=9.8.7-test", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil || string(out) != "herald 9.8.7-test\n" {
+		t.Fatalf("stamped build: %q %v", out, err)
+	}
+}
+
+// TestCheckConfigShipped runs check-config on every shipped config as it
+// is (no environment: nothing is started, so the JetStream examples need
+// no overrides) and on the shipped codec definitions: exit 0, nothing on
+// stderr, and exactly the summary line, the event types and the codecs.
+func TestCheckConfigShipped(t *testing.T) {
+	files, _ := filepath.Glob("configs/examples/*.yaml")
+	files = append(files, "configs/config.yaml")
+	codecs := filepath.Join(t.TempDir(), "codecs.yaml")
+	if err := os.WriteFile(codecs, []byte("application: {host: 127.0.0.1, port: 0}\nnotification_backend: {kind: in_memory}\n"+
+		"codecs:\n  definitions: configs/codecs/jaq.nspl\n  resources:\n    - {name: proto_bundle, dir: configs/codecs/proto}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, codecs)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			cfg, err := configs.Load(f, nil)
+			if err != nil {
+				t.Fatalf("load: %v", err)
+			}
+			reg, err := notification.NewRegistry(cfg)
+			if err != nil {
+				t.Fatalf("registry: %v", err)
+			}
+			want := fmt.Sprintf("herald: config %s is valid (fingerprint %s)\n", f, server.Fingerprint(cfg))
+			for _, name := range reg.Names() {
+				want += "event_type " + name + "\n"
+			}
+			if f == codecs {
+				want += "codec notification_cbor CBOR notification\n" +
+					"codec notification_cbor_items CBOR notification\n" +
+					"codec notification_codec JSON notification\n" +
+					"codec notification_envelope JSON notification\n" +
+					"codec notification_json JSON notification\n" +
+					"codec notification_proto PROTOBUF notification\n" +
+					"codec notification_proto_batch PROTOBUF notification\n" +
+					"codec notification_toml TOML notification\n" +
+					"codec notification_xml XML notification\n" +
+					"codec notification_xml_elements XML notification\n" +
+					"codec notification_yaml YAML notification\n" +
+					"codec order_lines_codec JSON order_line\n"
+			}
+			var out, errOut bytes.Buffer
+			if code := run(context.Background(), []string{"check-config", "--config", f}, nil, &out, &errOut, nil); code != 0 || errOut.Len() != 0 {
+				t.Fatalf("exit %d: %s", code, errOut.String())
+			}
+			if out.String() != want {
+				t.Fatalf("stdout\n%s\nwant\n%s", out.String(), want)
+			}
+		})
+	}
+	t.Run("default path and warnings", func(t *testing.T) {
+		// Without --config the environment names the file, as for serve;
+		// warnings go to stderr and the config is still valid.
+		path := filepath.Join(t.TempDir(), "c.yaml")
+		_ = os.WriteFile(path, []byte("application: {host: 127.0.0.1, port: 0, client_address_header: X-Forwarded-For}\nnotification_backend: {kind: in_memory}\n"), 0o600)
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), []string{"check-config"}, []string{"HERALD_CONFIG_FILE=" + path}, &out, &errOut, nil)
+		wantErr := `herald: warning: application.client_address_header "X-Forwarded-For" is ignored without application.trusted_proxies: the per-client stream limit counts the TCP peer address` + "\n"
+		if code != 0 || errOut.String() != wantErr || !strings.HasPrefix(out.String(), "herald: config "+path+" is valid (fingerprint ") {
+			t.Fatalf("exit %d\nstdout %q\nstderr %q", code, out.String(), errOut.String())
+		}
+	})
+}
+
+// TestCheckConfigErrors: a broken config makes check-config exit 1 with
+// exactly the messages startup gives, which serve is run to compare, and
+// print nothing on stdout.
+func TestCheckConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	head := "application:\n  host: 127.0.0.1\n  port: 0\nnotification_backend:\n  kind: in_memory\n"
+	nspl := filepath.Join(dir, "bad.nspl")
+	if err := os.WriteFile(nspl, []byte("CREATE SCHEMA s (a U8);\nCREATE SCHEMA t (b NOPE);\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, yaml, want string
+	}{
+		{"unknown key", "application:\n  host: 127.0.0.1\n  port: 0\n  bogus: 1\nnotification_backend:\n  kind: in_memory\n",
+			"config file {path}: application.bogus: unknown key (line 4)"},
+		{"logging level", head + "logging:\n  level: verbose\n",
+			`logging.level: "verbose" is not a level; use one of trace, debug, info, warn, error`},
+		{"trusted proxy", "application:\n  host: 127.0.0.1\n  port: 0\n  trusted_proxies: [10.0.0.0/8, 10.0.0.300]\nnotification_backend:\n  kind: in_memory\n",
+			`config file {path}: application.trusted_proxies[1]: must be a CIDR such as 10.0.0.0/8 or fd00::/8, or a single IP address, got "10.0.0.300" (line 4)`},
+		{"schema", head + "notification_schema:\n  forecast:\n    topic: {base: forecast, key_order: [region]}\n    identifier:\n      region: {type: EnumHandler, required: true}\n",
+			"config file {path}: notification_schema.forecast (line 7): identifier.region.values: required for EnumHandler; list the accepted values"},
+		{"codec definitions", head + "codecs:\n  definitions: " + nspl + "\n",
+			"codecs: " + nspl + `:2:20: expected a type (U8…I64, F32, F64, BOOL, STRING, BYTES, DATETIME, ARRAY<…>, VEC<…>), found "NOPE"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".yaml")
+			if err := os.WriteFile(path, []byte(tc.yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			want := "herald: config " + path + ":\n" + strings.ReplaceAll(tc.want, "{path}", path) + "\n"
+			var out, errOut bytes.Buffer
+			if code := run(context.Background(), []string{"check-config", "--config", path}, nil, &out, &errOut, nil); code != 1 || out.Len() != 0 {
+				t.Fatalf("check-config: exit %d, stdout %q", code, out.String())
+			}
+			if errOut.String() != want {
+				t.Fatalf("check-config stderr\n%s\nwant\n%s", errOut.String(), want)
+			}
+			var serveErr bytes.Buffer
+			if code := run(context.Background(), []string{"--config", path}, nil, io.Discard, &serveErr, nil); code != 1 || serveErr.String() != want {
+				t.Fatalf("serve: exit %d, stderr\n%s\nwant\n%s", code, serveErr.String(), want)
+			}
+		})
+	}
+	t.Run("missing file", func(t *testing.T) {
+		var out, errOut bytes.Buffer
+		missing := filepath.Join(dir, "nope.yaml")
+		code := run(context.Background(), []string{"check-config", "--config", missing}, nil, &out, &errOut, nil)
+		if want := "herald: --config: config file: stat " + missing + ": no such file or directory\n"; code != 1 || errOut.String() != want {
+			t.Fatalf("exit %d, stderr %q, want %q", code, errOut.String(), want)
+		}
+	})
+	t.Run("usage", func(t *testing.T) {
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), []string{"check-config", "extra"}, nil, &out, &errOut, nil); code != 2 || errOut.String() != "herald: unexpected argument \"extra\"\n" {
+			t.Fatalf("extra argument: exit %d, stderr %q", code, errOut.String())
+		}
+	})
+}
+
+// TestPortInUse: a port already in use stops herald with the listen
+// error before the embedded JetStream server starts (its data directory
+// is never created) and before anything is logged as listening.
+func TestPortInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	dataDir := filepath.Join(t.TempDir(), "jetstream")
+	config := strings.Replace(contractConfig, "  kind: in_memory\n", "  kind: jetstream\n  jetstream:\n    data_dir: "+dataDir+"\n", 1)
+	config = strings.Replace(config, "  port: 0\n", "  port: "+strconv.Itoa(port)+"\n", 1)
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"--config", path}, nil, &out, &errOut, nil)
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	if want := "herald: listen on " + addr + ": listen tcp " + addr + ": bind: address already in use\n"; code != 1 || errOut.String() != want {
+		t.Fatalf("exit %d, stderr %q, want %q", code, errOut.String(), want)
+	}
+	if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
+		t.Fatalf("the JetStream data directory exists (%v): the backend started before the port was bound", err)
+	}
+	if strings.Contains(out.String(), "herald listening") {
+		t.Fatalf("logged as listening: %s", out.String())
 	}
 }
 
