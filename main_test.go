@@ -497,6 +497,95 @@ func TestPortInUse(t *testing.T) {
 	}
 }
 
+// TestForwardedForBehindProxyReload runs herald behind a trusted proxy
+// (the loopback peer) with max_streams_per_client 1: watches whose forged
+// first X-Forwarded-For entries differ count as the one client the proxy
+// named, and after a reload that raises the limit to 2 the rule still
+// holds with the new limit.
+func TestForwardedForBehindProxyReload(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write := func(limit int) {
+		c := strings.Replace(contractConfig, "  port: 0\n", "  port: 0\n  client_address_header: X-Forwarded-For\n  trusted_proxies: [127.0.0.1/32, \"::1\"]\n", 1)
+		c = strings.Replace(c, "watch_endpoint:\n", "watch_endpoint:\n  max_streams_per_client: "+strconv.Itoa(limit)+"\n", 1)
+		if err := os.WriteFile(path, []byte(c), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan net.Addr, 1)
+	done := make(chan int, 1)
+	var logs syncBuffer
+	go func() { done <- run(ctx, []string{"--config", path}, nil, &logs, &logs, ready) }()
+	var base string
+	select {
+	case addr := <-ready:
+		base = "http://" + addr.String()
+	case code := <-done:
+		t.Fatalf("exited %d: %s", code, logs.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("did not start")
+	}
+	// watch opens a watch forwarded for xff and returns its status and,
+	// for a refusal, the message.
+	watch := func(xff string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v1/watch", strings.NewReader(`{"event_type":"forecast","identifier":{"region":"europe"}}`))
+		req.Header.Set("X-Forwarded-For", xff)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode == 200 {
+			t.Cleanup(func() { resp.Body.Close() })
+			return 200, ""
+		}
+		defer resp.Body.Close()
+		var body struct{ Message string }
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		return resp.StatusCode, body.Message
+	}
+	refused := func(n int) string {
+		return fmt.Sprintf("client address 203.0.113.7 already has %d open streams, the limit; close one or retry later", n)
+	}
+	for i, want := range []struct {
+		xff, msg string
+		status   int
+	}{
+		{"198.51.100.1, 203.0.113.7", "", 200},
+		{"198.51.100.2, 203.0.113.7", refused(1), 429},
+		{"198.51.100.3, 203.0.113.7", refused(1), 429},
+		{"203.0.113.8", "", 200}, // another client behind the proxy
+		{"198.51.100.4, 203.0.113.7", refused(1), 429},
+	} {
+		if status, msg := watch(want.xff); status != want.status || msg != want.msg {
+			t.Fatalf("watch %d: %d %q, want %d %q", i+1, status, msg, want.status, want.msg)
+		}
+	}
+	write(2)
+	resp := post(t, base+"/api/v1/admin/reload", "")
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("reload: %d", resp.StatusCode)
+	}
+	for i, want := range []struct {
+		xff, msg string
+		status   int
+	}{
+		{"198.51.100.5, 203.0.113.7", "", 200},
+		{"198.51.100.6, 203.0.113.7", refused(2), 429},
+	} {
+		if status, msg := watch(want.xff); status != want.status || msg != want.msg {
+			t.Fatalf("after reload, watch %d: %d %q, want %d %q", i+1, status, msg, want.status, want.msg)
+		}
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+}
+
 // TestShutdownFitsGrace stops herald on the embedded JetStream backend
 // while 50 watchers that read nothing hold blocked writes: the whole
 // shutdown, the embedded nats-server included, ends within
