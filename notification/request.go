@@ -338,13 +338,15 @@ func checkNumberRange(body []byte) error {
 	}
 }
 
-// mayOverflow reports whether b holds an exponent marker or a run of more
-// than 308 digits, without which no JSON number exceeds the f64 range.
+// mayOverflow reports whether b holds an exponent marker right after a
+// digit (as in every JSON number with an exponent) or a run of more than
+// 308 digits, without which no JSON number exceeds the f64 range. An 'e'
+// of a key such as "event_type" follows no digit.
 func mayOverflow(b []byte) bool {
 	run := 0
 	for _, c := range b {
 		switch {
-		case c == 'e' || c == 'E':
+		case (c == 'e' || c == 'E') && run > 0:
 			return true
 		case '0' <= c && c <= '9':
 			if run++; run > 308 {
