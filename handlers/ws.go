@@ -62,21 +62,47 @@ func (h *Handlers) Session(w http.ResponseWriter, r *http.Request) {
 	// kernel send buffer; its queue then fills and its subscriptions end
 	// (BLOCKING) or drop (DROPPING).
 	capSendBuffer(r, set.Watch.SendBufferBytes, h.log)
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
-		Subprotocols: []string{Subprotocol},
-		// The origin was checked above, with the API's CORS setting.
-		InsecureSkipVerify: true,
-	})
+	c, err := accept(w, r)
 	if err != nil {
 		h.log.Debug("session upgrade failed", "request_id", id, "error", err)
 		return
 	}
 	c.SetReadLimit(set.MaxBodyBytes)
 	s := newSession(h, set, c, id, ident, r.Header.Get("Authorization") != "")
-	s.run(r.Context())
+	s.run()
 	if s.release != nil {
 		s.release()
 	}
+}
+
+// accept upgrades the connection. The handshake runs in a goroutine of
+// its own while the handler's goroutine waits: it needs more stack than
+// is left above the router's middleware in the handler's first stack
+// size, and a goroutine's stack, once grown, stays at its largest size
+// for as long as the session reads on it (16 kB instead of 8 per idle
+// session). A panic in it is raised again in the handler's goroutine,
+// where the router recovers it.
+func accept(w http.ResponseWriter, r *http.Request) (*websocket.Conn, error) {
+	var (
+		c      *websocket.Conn
+		err    error
+		caught any
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { caught = recover() }()
+		c, err = websocket.Accept(w, r, &websocket.AcceptOptions{
+			Subprotocols: []string{Subprotocol},
+			// The origin was checked above, with the API's CORS setting.
+			InsecureSkipVerify: true,
+		})
+	}()
+	<-done
+	if caught != nil {
+		panic(caught)
+	}
+	return c, err
 }
 
 // offeredSubprotocols lists the subprotocols of the upgrade request.
@@ -124,11 +150,11 @@ func (c *sessionCounter) acquire(user string, limit int) (release func(), ok boo
 
 // session is one WebSocket connection.
 type session struct {
-	h    *Handlers
-	set  *Settings // the settings when it opened (limits)
-	conn *websocket.Conn
-	id   string
-	log  *slog.Logger
+	h     *Handlers
+	set   *Settings // the settings when it opened (limits)
+	conn  *websocket.Conn
+	id    string
+	reqID string // the upgrade request's id
 
 	ctx    context.Context // ends with the session
 	cancel context.CancelCauseFunc
@@ -139,15 +165,18 @@ type session struct {
 	upgradeAuth bool
 	firstDone   atomic.Bool
 	release     func()
+	// pinger and expiry are the keep-alive's and the credentials'
+	// timers, stopped when the session closes.
+	pinger, expiry *time.Timer
 
-	// ctrl is the lane of replies and server frames, written ahead of
-	// queued events.
-	ctrl chan []byte
-	q    eventQueue
+	// out is the lane of replies and server frames, written ahead of
+	// queued events, and the writer's state.
+	out outbound
+	q   eventQueue
 
 	// lane runs requests in order; bypass requests (ping, unsubscribe)
 	// skip it.
-	lane chan *request
+	lane requestLane
 
 	mu       sync.Mutex
 	subs     map[string]*subscription // active, by name
@@ -167,16 +196,10 @@ type closeReason struct {
 
 func newSession(h *Handlers, set *Settings, c *websocket.Conn, reqID string, ident *Identity, upgradeAuth bool) *session {
 	s := &session{
-		h: h, set: set, conn: c, id: uuid.NewString(),
-		log:         h.log.With("session_id", "", "request_id", reqID),
+		h: h, set: set, conn: c, id: uuid.NewString(), reqID: reqID,
 		upgradeAuth: upgradeAuth,
-		ctrl:        make(chan []byte, 256),
-		lane:        make(chan *request, 64),
-		subs:        map[string]*subscription{},
-		ended:       map[string]bool{},
 	}
-	s.log = h.log.With("session_id", s.id, "request_id", reqID)
-	s.q.init(set.Session.QueueFrames)
+	s.q.init(set.Session.QueueFrames, s.startWriter)
 	s.prod.init(s)
 	if ident != nil {
 		s.identity.Store(ident)
@@ -184,8 +207,17 @@ func newSession(h *Handlers, set *Settings, c *websocket.Conn, reqID string, ide
 	return s
 }
 
-// run serves the session until the client or the server ends it.
-func (s *session) run(parent context.Context) {
+// log returns the session's logger (built when something is logged, which
+// is rare, rather than held by every session).
+func (s *session) log() *slog.Logger {
+	return s.h.log.With("session_id", s.id, "request_id", s.reqID)
+}
+
+// run serves the session until the client or the server ends it. The
+// handler's goroutine reads the client's frames; the writer, the ordered
+// lane and the keep-alive run only while they have something to do, so
+// that an idle session costs its reader and its subscriptions' streams.
+func (s *session) run() {
 	// The session joins the handlers' stream set under no event type, so
 	// that a shutdown reaches it.
 	joined, leave := s.h.running.Join(context.Background(), "")
@@ -195,61 +227,66 @@ func (s *session) run(parent context.Context) {
 	s.h.sessionsOpen.Add(1)
 	defer s.h.sessionsOpen.Add(-1)
 
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		s.writer()
-	}()
-	laneDone := make(chan struct{})
-	go func() {
-		defer close(laneDone)
-		s.runLane()
-	}()
-	go s.keepAlive()
+	s.keepAlive()
 	s.send(s.welcome())
 	if id := s.identity.Load(); id != nil {
 		s.expireCredentials(id)
 	}
 
-	// The reader has its own context: coder/websocket closes the
+	// A session that the server ends (shutdown, a protocol violation, a
+	// failed write or keep-alive) closes from a callback while the reader
+	// still reads: the close makes its read return.
+	var closing sync.WaitGroup
+	closing.Add(1)
+	stop := context.AfterFunc(s.ctx, func() {
+		defer closing.Done()
+		code, reason := websocket.StatusGoingAway, "server shutting down"
+		if cr := s.closeErr.Load(); cr != nil {
+			code, reason = cr.code, cr.reason
+		}
+		s.close(code, reason)
+	})
+	// The reader's reads have no context: coder/websocket closes the
 	// connection at once when a Read's context ends, and a session that
 	// ends must still write its last frames and the close frame.
-	readCtx, stopRead := context.WithCancel(context.Background())
-	defer stopRead()
-	readErr := make(chan error, 1)
-	go func() { readErr <- s.reader(readCtx) }()
-
-	var code websocket.StatusCode = websocket.StatusNormalClosure
-	reason := ""
-	select {
-	case err := <-readErr:
+	err := s.reader()
+	if stop() {
 		// The client closed or broke the connection, or sent what ends
 		// it (the reader set the close status).
+		var code websocket.StatusCode = websocket.StatusNormalClosure
+		reason := ""
 		if cr := s.closeErr.Load(); cr != nil {
 			code, reason = cr.code, cr.reason
 		} else if st := websocket.CloseStatus(err); st != -1 {
 			code = st
 		}
 		s.cancel(errors.New("the client closed the session"))
-	case <-s.ctx.Done():
-		if cr := s.closeErr.Load(); cr != nil {
-			code, reason = cr.code, cr.reason
-		} else {
-			code, reason = websocket.StatusGoingAway, "server shutting down"
-		}
+		s.close(code, reason)
+		closing.Done()
 	}
+	closing.Wait()
+}
+
+// close ends a session whose context has ended: its subscriptions end
+// (with subscription_ended server_shutdown on a shutdown), producers
+// finish what is in flight, the frames still to write are written, then
+// the connection closes with code and reason (going away on a shutdown).
+func (s *session) close(code websocket.StatusCode, reason string) {
 	shutdown := isShutdown(s.ctx)
 	if shutdown {
 		code, reason = websocket.StatusGoingAway, "server shutting down"
 	}
-	// Subscriptions end (with subscription_ended server_shutdown on a
-	// shutdown); producers finish what is in flight.
 	s.endSubscriptions()
 	s.prod.closeAll(shutdown)
-	close(s.lane)
-	<-laneDone
-	s.ctrlDone()
-	<-writerDone
+	s.lane.close()
+	// The timers' callbacks do nothing once the session has ended.
+	if s.pinger != nil {
+		s.pinger.Stop()
+	}
+	if s.expiry != nil {
+		s.expiry.Stop()
+	}
+	s.closeOutbound()
 	_ = s.conn.Close(code, reason)
 }
 
@@ -262,15 +299,8 @@ func (s *session) expireCredentials(id *Identity) {
 	if id.Expires.IsZero() {
 		return
 	}
-	go func() {
-		t := time.NewTimer(id.Expires.Sub(s.h.now()))
-		defer t.Stop()
-		select {
-		case <-s.ctx.Done():
-			return
-		case <-t.C:
-		}
-		if !s.identity.CompareAndSwap(id, nil) {
+	s.expiry = time.AfterFunc(id.Expires.Sub(s.h.now()), func() {
+		if s.ctx.Err() != nil || !s.identity.CompareAndSwap(id, nil) {
 			return
 		}
 		msg := "the session's credentials expired at " + id.Expires.UTC().Format(time.RFC3339) + "; reconnect with fresh ones and resume from resume_from_id"
@@ -285,8 +315,8 @@ func (s *session) expireCredentials(id *Identity) {
 		for _, sub := range ended {
 			sub.cancel(&stream.Stop{Reason: stream.Unauthorized, Message: msg})
 		}
-		s.log.Info("session credentials expired", "user", id.Username, "subscriptions_ended", len(ended))
-	}()
+		s.log().Info("session credentials expired", "user", id.Username, "subscriptions_ended", len(ended))
+	})
 }
 
 // isShutdown reports whether ctx ended because the server shuts down.
@@ -318,84 +348,135 @@ func (s *session) welcome() []byte {
 
 // ---- outbound ----
 
+// ctrlLaneFrames bounds the control frames waiting for the writer: a
+// sender waits while that many are (a client that reads nothing and
+// keeps sending requests).
+const ctrlLaneFrames = 256
+
+// outbound is a session's lane of replies and server frames, written
+// ahead of queued events, and the state of its writer. The writer runs
+// only while something waits to be written, so an idle session has no
+// writer goroutine, and the lane holds memory only for what waits in it.
+type outbound struct {
+	mu   sync.Mutex
+	ctrl [][]byte // control frames, oldest first
+	// room is closed when a control frame leaves the lane, waking the
+	// senders that wait for room (nil while none waits).
+	room    chan struct{}
+	running bool // a writer runs
+	closed  bool // the session is closing: frames sent now are discarded
+	failed  bool // a write failed: nothing more is written
+	wg      sync.WaitGroup
+}
+
 // send queues a reply or server frame on the control lane, ahead of
 // queued events. It blocks while the lane is full (a client that reads
-// nothing and keeps sending requests) and gives up when the session ends.
+// nothing and keeps sending requests) and gives up when the session ends
+// and the lane is still full; a frame sent once the session has closed,
+// or after a write failed, is discarded.
 func (s *session) send(frame []byte) {
-	select {
-	case s.ctrl <- frame:
-	case <-s.ctx.Done():
-		// The writer may still drain the lane for a closing session.
-		select {
-		case s.ctrl <- frame:
-		default:
+	o := &s.out
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for len(o.ctrl) >= ctrlLaneFrames && !o.closed && !o.failed {
+		if s.ctx.Err() != nil {
+			return
 		}
+		if o.room == nil {
+			o.room = make(chan struct{})
+		}
+		room := o.room
+		o.mu.Unlock()
+		select {
+		case <-room:
+		case <-s.ctx.Done():
+		}
+		o.mu.Lock()
+	}
+	if o.closed || o.failed {
+		return
+	}
+	o.ctrl = append(o.ctrl, frame)
+	s.startWriterLocked()
+}
+
+// startWriter starts the writer unless it runs (called when an events
+// frame was queued).
+func (s *session) startWriter() {
+	s.out.mu.Lock()
+	defer s.out.mu.Unlock()
+	if !s.out.closed {
+		s.startWriterLocked()
 	}
 }
 
-// ctrlDone tells the writer that nothing more will be sent.
-func (s *session) ctrlDone() { close(s.ctrl) }
+// startWriterLocked starts the writer unless it runs; out.mu is held.
+func (s *session) startWriterLocked() {
+	o := &s.out
+	if o.running || o.failed {
+		return
+	}
+	o.running = true
+	o.wg.Add(1)
+	go s.writer()
+}
+
+// closeOutbound writes what is still waiting (the subscription_ended
+// frames of a shutdown come last) and returns once nothing more will be
+// written: frames sent from now on are discarded.
+func (s *session) closeOutbound() {
+	o := &s.out
+	o.mu.Lock()
+	o.closed = true
+	idle := !o.running && !o.failed
+	if idle {
+		o.running = true
+		o.wg.Add(1)
+	}
+	o.mu.Unlock()
+	if idle {
+		s.writer()
+	}
+	o.wg.Wait()
+}
 
 // writeTimeout bounds one frame write.
 func (s *session) writeTimeout() time.Duration { return s.h.writeTimeout }
 
-// writer writes frames: control frames first, then queued events.
+// writer writes frames, control frames first, then queued events, until
+// nothing waits (each events frame is taken after the control frames
+// sent before it: replies overtake the rest of the queue).
 func (s *session) writer() {
-	ctrl := s.ctrl
+	o := &s.out
+	defer o.wg.Done()
 	for {
-		select {
-		case f, ok := <-ctrl:
-			if !ok {
-				s.flushQueue()
-				return
+		o.mu.Lock()
+		if len(o.ctrl) > 0 {
+			f := o.ctrl[0]
+			o.ctrl[0] = nil
+			if o.ctrl = o.ctrl[1:]; len(o.ctrl) == 0 {
+				o.ctrl = nil // an idle lane holds no buffer
 			}
+			if o.room != nil {
+				close(o.room)
+				o.room = nil
+			}
+			o.mu.Unlock()
 			if !s.write(f) {
-				s.drainCtrl()
+				s.writeFailed()
 				return
 			}
 			continue
-		default:
 		}
-		select {
-		case f, ok := <-ctrl:
-			if !ok {
-				s.flushQueue()
-				return
-			}
-			if !s.write(f) {
-				s.drainCtrl()
-				return
-			}
-		case <-s.q.ready():
-			for {
-				// Replies overtake the rest of the queue (which stays
-				// signalled).
-				if len(ctrl) > 0 {
-					s.q.signalReady()
-					break
-				}
-				e, ok := s.q.pop()
-				if !ok {
-					break
-				}
-				if !s.write(e.data) {
-					s.drainCtrl()
-					return
-				}
-				if e.sub != nil {
-					e.sub.handed(e)
-				}
-			}
-		}
-	}
-}
-
-// flushQueue writes what is still queued when the session closes (the
-// subscription_ended frames of a shutdown come last).
-func (s *session) flushQueue() {
-	for {
 		e, ok := s.q.pop()
-		if !ok || !s.write(e.data) {
+		if !ok {
+			o.running = false
+			o.mu.Unlock()
+			return
+		}
+		o.mu.Unlock()
+		if !s.write(e.data) {
+			s.writeFailed()
 			return
 		}
 		if e.sub != nil {
@@ -404,11 +485,19 @@ func (s *session) flushQueue() {
 	}
 }
 
-// drainCtrl discards control frames until the lane is closed, so that
-// senders never block on a session whose connection failed.
-func (s *session) drainCtrl() {
+// writeFailed ends a session whose connection failed: frames waiting and
+// frames sent from now on are discarded, so that senders never block on
+// it.
+func (s *session) writeFailed() {
 	s.cancel(errors.New("write to the client failed"))
-	for range s.ctrl {
+	o := &s.out
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.failed, o.running = true, false
+	o.ctrl = nil
+	if o.room != nil {
+		close(o.room)
+		o.room = nil
 	}
 }
 
@@ -417,28 +506,28 @@ func (s *session) write(frame []byte) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), s.writeTimeout())
 	defer cancel()
 	if err := s.conn.Write(ctx, websocket.MessageText, frame); err != nil {
-		s.log.Debug("session write failed", "error", err)
+		s.log().Debug("session write failed", "error", err)
 		return false
 	}
 	return true
 }
 
 // keepAlive pings the client every heartbeat interval and drops a
-// connection that has not answered two pings in a row.
+// connection that has not answered two pings in a row. The pings run
+// from a timer's callback (no goroutine waits between them); as with a
+// ticker, the next ping is due one interval after the last one started.
 func (s *session) keepAlive() {
 	every := s.set.Watch.Heartbeat
 	if every <= 0 {
 		return
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	missed := 0
-	for {
-		select {
-		case <-s.ctx.Done():
+	missed := 0 // the callbacks never overlap: each arms the next
+	// Armed once assigned: the callback reads s.pinger.
+	s.pinger = time.AfterFunc(time.Duration(1<<62), func() {
+		if s.ctx.Err() != nil {
 			return
-		case <-t.C:
 		}
+		start := time.Now()
 		ctx, cancel := context.WithTimeout(s.ctx, every)
 		err := s.conn.Ping(ctx)
 		cancel()
@@ -447,15 +536,17 @@ func (s *session) keepAlive() {
 		}
 		if err != nil {
 			if missed++; missed >= 2 {
-				s.log.Info("session dropped: two pings unanswered")
+				s.log().Info("session dropped: two pings unanswered")
 				s.fail(websocket.StatusPolicyViolation, "two pings unanswered")
 				_ = s.conn.CloseNow()
 				return
 			}
-			continue
+		} else {
+			missed = 0
 		}
-		missed = 0
-	}
+		s.pinger.Reset(max(0, every-time.Since(start)))
+	})
+	s.pinger.Reset(every)
 }
 
 // ---- inbound ----
@@ -469,9 +560,9 @@ type request struct {
 }
 
 // reader reads frames until the connection ends.
-func (s *session) reader(ctx context.Context) error {
+func (s *session) reader() error {
 	for {
-		typ, data, err := s.conn.Read(ctx)
+		typ, data, err := s.conn.Read(context.Background())
 		if err != nil {
 			if websocket.CloseStatus(err) == websocket.StatusMessageTooBig || strings.Contains(err.Error(), "read limited") {
 				s.fail(websocket.StatusMessageTooBig, "frame larger than "+strconv.FormatInt(s.set.MaxBodyBytes, 10)+" bytes")
@@ -506,9 +597,7 @@ func (s *session) reader(ctx context.Context) error {
 			s.firstDone.Store(true)
 			s.unsubscribe(req)
 		default:
-			select {
-			case s.lane <- req:
-			case <-s.ctx.Done():
+			if !s.lane.push(s, req) {
 				return s.ctx.Err()
 			}
 		}
@@ -606,9 +695,92 @@ func unquoteValue(v jsontext.Value) string {
 	return string(b)
 }
 
-// runLane runs the ordered requests one after the other.
+// laneRequests bounds the requests waiting in the ordered lane: the
+// reader waits (reading nothing more) while that many are.
+const laneRequests = 64
+
+// requestLane is a session's ordered lane: requests run one after the
+// other in the order received, in a goroutine that runs only while
+// requests wait.
+type requestLane struct {
+	mu      sync.Mutex
+	reqs    []*request    // waiting, oldest first
+	room    chan struct{} // closed when a request leaves (nil while the reader does not wait)
+	running bool
+	closed  bool
+	wg      sync.WaitGroup
+}
+
+// push queues req, waiting while the lane is full; false when the
+// session ended first.
+func (l *requestLane) push(s *session, req *request) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for len(l.reqs) >= laneRequests && !l.closed {
+		if l.room == nil {
+			l.room = make(chan struct{})
+		}
+		room := l.room
+		l.mu.Unlock()
+		select {
+		case <-room:
+		case <-s.ctx.Done():
+			l.mu.Lock()
+			return false
+		}
+		l.mu.Lock()
+	}
+	if l.closed || s.ctx.Err() != nil {
+		return false
+	}
+	l.reqs = append(l.reqs, req)
+	if !l.running {
+		l.running = true
+		l.wg.Add(1)
+		go s.runLane()
+	}
+	return true
+}
+
+// next takes the oldest waiting request; false (and the lane goroutine
+// ends) when none waits.
+func (l *requestLane) next() (*request, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.reqs) == 0 || l.closed {
+		l.running = false
+		l.reqs = nil
+		return nil, false
+	}
+	req := l.reqs[0]
+	l.reqs[0] = nil
+	if l.reqs = l.reqs[1:]; len(l.reqs) == 0 {
+		l.reqs = nil
+	}
+	if l.room != nil {
+		close(l.room)
+		l.room = nil
+	}
+	return req, true
+}
+
+// close stops the lane (the requests left get no reply) and waits for
+// the request running, if any.
+func (l *requestLane) close() {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	l.wg.Wait()
+}
+
+// runLane runs the ordered requests one after the other while some wait.
 func (s *session) runLane() {
-	for req := range s.lane {
+	defer s.lane.wg.Done()
+	for {
+		req, ok := s.lane.next()
+		if !ok {
+			return
+		}
 		first := !s.firstDone.Swap(true)
 		if s.ctx.Err() != nil {
 			continue // closing: the requests left get no reply

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"herald/configs"
 )
@@ -95,5 +96,38 @@ func TestSessionFrameLimits(t *testing.T) {
 		default:
 			t.Fatalf("frame %v", f)
 		}
+	}
+}
+
+// TestSessionKeepAlive: the server pings every heartbeat interval; a
+// session whose client answers stays open, one whose client has stopped
+// reading (and so answers no ping) is dropped after two unanswered pings.
+func TestSessionKeepAlive(t *testing.T) {
+	s := startServer(t, wsConfig, func(c *configs.Config) { c.WatchEndpoint.SSEHeartbeatIntervalSec = 1 })
+	live := s.dial(t, nil)
+	live.welcome()
+	dead := s.dial(t, nil)
+	dead.welcome()
+	// The paused client reads the ping reply, then nothing more.
+	dead.pause()
+	dead.request("ping", "")
+	waitUntil(t, 10*time.Second, "the silent session to be dropped", func() bool { return s.Handlers.Sessions() == 1 })
+	// The answering client has answered a ping at least every second
+	// meanwhile (three pings are due before the second one is missed).
+	live.ok("ping", "")
+	if n := s.Handlers.Sessions(); n != 1 {
+		t.Fatalf("%d sessions open, want the answering one", n)
+	}
+	dead.resume()
+	if f := dead.next(); f["type"] != "reply" {
+		t.Fatalf("the silent client's last frame %v", f)
+	}
+	select {
+	case _, open := <-dead.frames:
+		if open {
+			t.Fatal("the dropped session sent another frame")
+		}
+	case <-time.After(wait):
+		t.Fatal("the dropped session's connection is still open")
 	}
 }

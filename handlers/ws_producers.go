@@ -123,7 +123,7 @@ func (p *producers) open(req *request) {
 	p.mu.Lock()
 	p.m[name] = pr
 	p.mu.Unlock()
-	go pr.watch()
+	context.AfterFunc(ctx, pr.watch)
 	s.send(replyOK(req.id, map[string]any{"producer": name, "event_type": sc.Name, "credit": pr.credit, "max_batch": pr.maxBatch}))
 }
 
@@ -133,9 +133,9 @@ func closedChan() chan struct{} {
 	return c
 }
 
-// watch ends the producer when a reload changes or removes its event type.
+// watch ends the producer when a reload changes or removes its event
+// type (called once its context has ended).
 func (pr *producer) watch() {
-	<-pr.ctx.Done()
 	var st *stream.Stop
 	if !errors.As(context.Cause(pr.ctx), &st) {
 		return

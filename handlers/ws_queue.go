@@ -26,26 +26,16 @@ type eventQueue struct {
 	mu     sync.Mutex
 	frames []queued
 	size   int
-	// readyCh holds a token while frames are queued; roomCh is closed and
-	// replaced each time a frame leaves, waking every waiting pusher.
-	readyCh chan struct{}
-	roomCh  chan struct{}
+	// kick starts the session's writer once a frame is queued.
+	kick func()
+	// roomCh is closed each time frames leave, waking every waiting
+	// pusher; it exists only while a pusher waits.
+	roomCh chan struct{}
 }
 
-func (q *eventQueue) init(size int) {
+func (q *eventQueue) init(size int, kick func()) {
 	q.size = size
-	q.readyCh = make(chan struct{}, 1)
-	q.roomCh = make(chan struct{})
-}
-
-// ready returns the channel that holds a token while frames are queued.
-func (q *eventQueue) ready() <-chan struct{} { return q.readyCh }
-
-func (q *eventQueue) signalReady() {
-	select {
-	case q.readyCh <- struct{}{}:
-	default:
-	}
+	q.kick = kick
 }
 
 // tryPush queues f if there is room (or force is set: a final frame may
@@ -54,16 +44,30 @@ func (q *eventQueue) signalReady() {
 // of a subscription that is no longer live is discarded (true).
 func (q *eventQueue) tryPush(f queued, force bool) (bool, <-chan struct{}) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	if f.sub != nil && !f.sub.live(f.gen) {
+		q.mu.Unlock()
 		return true, nil
 	}
 	if len(q.frames) >= q.size && !force {
-		return false, q.roomCh
+		if q.roomCh == nil {
+			q.roomCh = make(chan struct{})
+		}
+		room := q.roomCh
+		q.mu.Unlock()
+		return false, room
 	}
 	q.frames = append(q.frames, f)
-	q.signalReady()
+	q.mu.Unlock()
+	q.kick()
 	return true, nil
+}
+
+// room wakes the pushers waiting for room; q.mu is held.
+func (q *eventQueue) room() {
+	if q.roomCh != nil {
+		close(q.roomCh)
+		q.roomCh = nil
+	}
 }
 
 // push queues f, waiting for room at most wait (0: not at all) or until
@@ -96,12 +100,10 @@ func (q *eventQueue) pop() (queued, bool) {
 	for len(q.frames) > 0 {
 		f := q.frames[0]
 		q.frames[0] = queued{}
-		q.frames = q.frames[1:]
-		close(q.roomCh)
-		q.roomCh = make(chan struct{})
-		if len(q.frames) > 0 {
-			q.signalReady()
+		if q.frames = q.frames[1:]; len(q.frames) == 0 {
+			q.frames = nil // an idle queue holds no buffer
 		}
+		q.room()
 		if f.sub != nil && !f.sub.live(f.gen) && !f.final {
 			continue
 		}
@@ -128,8 +130,7 @@ func (q *eventQueue) purge(sub *subscription) uint64 {
 	}
 	clear(q.frames[len(kept):])
 	q.frames = kept
-	close(q.roomCh)
-	q.roomCh = make(chan struct{})
+	q.room()
 	return first
 }
 

@@ -47,8 +47,10 @@ type subscription struct {
 	mu sync.Mutex
 
 	// Set up before the stream runs, read by its goroutine only.
-	reply     jsontext.Value // the subscribe request's id
-	schema    map[string]any
+	reply jsontext.Value // the subscribe request's id
+	// schema is the event type's schema as it was at subscribe time,
+	// for the reply only (dropped once it is sent).
+	schema    *notification.Schema
 	reg       *notification.Registry
 	frameMax  int
 	eventsMax int
@@ -303,10 +305,11 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 	sub := &subscription{
 		s: s, name: o.name, gen: s.nextGen, eventType: sc.Name, topic: filter.Pattern.Display(),
 		replay: replay, dropping: o.dropping, cursor: cur.HasStart(),
-		reply: reqID, schema: sc.Public(), reg: set.Registry,
+		reply: reqID, schema: sc, reg: set.Registry,
 		frameMax: s.set.Session.MaxFrameBytes, eventsMax: s.set.Session.MaxFrameEvents,
-		opened: make(chan error, 1),
 	}
+	opened := make(chan error, 1)
+	sub.opened = opened
 	sub.needsAuth = set.Auth.DecideStream(streamAuth(sc), nil, OpRead) != nil
 	s.running++
 	s.subsWG.Add(1)
@@ -322,11 +325,11 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 		end := stream.Run(ctx, s.h.eng, spec, sub)
 		s.finish(sub, end)
 	}()
-	if err := <-sub.opened; err != nil {
+	if err := <-opened; err != nil {
 		if errors.Is(err, engine.ErrUnavailable) {
 			fail("SERVICE_UNAVAILABLE", "the notification backend is unavailable; retry later")
 		} else {
-			s.log.Error("subscription setup failed", "name", o.name, "error", err)
+			s.log().Error("subscription setup failed", "name", o.name, "error", err)
 			fail("INTERNAL_ERROR", "the subscription could not be set up")
 		}
 	}
@@ -340,15 +343,20 @@ func (sub *subscription) Open(o stream.Opening) error {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
 	s.mu.Lock()
+	if s.subs == nil {
+		s.subs = map[string]*subscription{}
+	}
 	s.subs[sub.name] = sub
 	delete(s.ended, sub.name)
 	s.mu.Unlock()
 	s.send(replyOK(sub.reply, map[string]any{
 		"name": sub.name, "generation": sub.gen, "topic": sub.topic,
-		"boundary": sub.id(o.Boundary), "schema": sub.schema,
+		"boundary": sub.id(o.Boundary), "schema": sub.schema.Public(),
 	}))
+	sub.schema, sub.reply = nil, nil
 	sub.wasOpened = true
 	sub.opened <- nil
+	sub.opened = nil
 	return nil
 }
 
@@ -371,7 +379,7 @@ func (sub *subscription) Record(rec *engine.Record, ph stream.Phase) error {
 		reason := "too_large"
 		if err != nil {
 			reason = "unrenderable"
-			sub.s.log.Error("CloudEvent creation failed", "sequence", rec.Seq, "error", err)
+			sub.s.log().Error("CloudEvent creation failed", "sequence", rec.Seq, "error", err)
 		}
 		f := mustJSON(map[string]any{"type": "skipped", "sub": sub.name, "gen": sub.gen, "ids": []string{sub.id(rec.Seq)}, "reason": reason})
 		return sub.enqueue(queued{sub: sub, gen: sub.gen, data: f})
@@ -593,8 +601,17 @@ func (s *session) forget(sub *subscription, pending bool) {
 	s.running--
 	if s.subs[sub.name] == sub && !pending {
 		delete(s.subs, sub.name)
-		s.ended[sub.name] = true
+		s.endedName(sub.name)
 	}
+}
+
+// endedName records that the server ended the subscription named name;
+// s.mu is held.
+func (s *session) endedName(name string) {
+	if s.ended == nil {
+		s.ended = map[string]bool{}
+	}
+	s.ended[name] = true
 }
 
 // freeName frees the name of a subscription whose final frame was
@@ -604,7 +621,7 @@ func (s *session) freeName(sub *subscription) {
 	defer s.mu.Unlock()
 	if s.subs[sub.name] == sub {
 		delete(s.subs, sub.name)
-		s.ended[sub.name] = true
+		s.endedName(sub.name)
 	}
 }
 
