@@ -228,13 +228,14 @@ func TestSessionUpgradeChecks(t *testing.T) {
 		a, _ := dialSession(t, h, rita)
 		dialSession(t, h, rita)
 		_, resp := dialSession(t, h, rita)
-		if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
-			t.Fatalf("third session: %d %v", resp.StatusCode, resp.Header)
+		if resp.Header.Get("Retry-After") == "" {
+			t.Fatalf("third session: no Retry-After in %v", resp.Header)
 		}
+		refused(t, resp, http.StatusTooManyRequests, "TOO_MANY_STREAMS", "user 'rita' already has 2 open sessions (session.max_sessions_per_user)")
 		// The auth frame counts the same way.
 		s, _ := dialSession(t, h, nil)
 		s.failCall("auth", `"token":"`+hs256(t, user("rita", "ecmwf", "reader"))+`"`, "LIMIT_EXCEEDED",
-			"max_sessions_per_user (2): user 'rita' already has that many open sessions")
+			"user 'rita' already has 2 open sessions (session.max_sessions_per_user)")
 		// A closed session frees its place.
 		_ = a.conn.Close(websocket.StatusNormalClosure, "")
 		deadline := time.Now().Add(sessionWait)

@@ -304,7 +304,30 @@ func (v *validator) session() {
 	v.nonNegative(p+"max_sessions_per_user", int64(s.MaxSessionsPerUser))
 	if s.MaxFrameBytes < 64<<10 {
 		v.global(p+"max_frame_bytes", "must be at least 65536 (64 KiB), got %d", s.MaxFrameBytes)
+		return
 	}
+	// The terminal reply of a full batch lists its ids in one frame.
+	longest := ""
+	for _, sc := range v.c.NotificationSchema {
+		if sc != nil && len(sc.Name) > len(longest) {
+			longest = sc.Name
+		}
+	}
+	if s.ProducerMaxBatch > 0 && longest != "" {
+		if need := BatchReplyBytes(s.ProducerMaxBatch, longest); need > s.MaxFrameBytes {
+			v.global(p+"max_frame_bytes", "must hold the reply to a full batch, which lists its ids: producer_max_batch (%d) ids of event type %s need up to %d bytes, got %d (raise max_frame_bytes or lower producer_max_batch)",
+				s.ProducerMaxBatch, quote(longest), need, s.MaxFrameBytes)
+		}
+	}
+}
+
+// BatchReplyBytes is the largest terminal reply of a session batch of n
+// notifications of eventType: the ids "<eventType>@<sequence>" (a
+// sequence has at most 20 digits), quoted and separated by commas, and
+// 2048 bytes for the rest of the reply (the request's id, at most 1024
+// bytes, the outcome and an error).
+func BatchReplyBytes(n int, eventType string) int {
+	return n*(len(eventType)+len(`"@",`)+20) + 2048
 }
 
 func (v *validator) watchEndpoint() {

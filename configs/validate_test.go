@@ -123,6 +123,11 @@ notification_backend:
 			"session.blocking_timeout_ms: must be greater than 0, got 0 (line 3)",
 			"session.max_sessions_per_user: must not be negative, got -1 (line 3)",
 			"session.max_frame_bytes: must be at least 65536 (64 KiB), got 1000 (line 3)"}},
+		// The reply to a full batch lists its ids: 2539 ids of "m" (25
+		// bytes each at most) and 2048 bytes for the rest fit in 65536.
+		{"full batch reply fits", schemaDoc("in_memory", okFields, "session: {max_frame_bytes: 65536, producer_max_batch: 2539}\n"), nil},
+		{"full batch reply too large", schemaDoc("in_memory", okFields, "session: {max_frame_bytes: 65536, producer_max_batch: 2540}\n"), []string{
+			`session.max_frame_bytes: must hold the reply to a full batch, which lists its ids: producer_max_batch (2540) ids of event type "m" need up to 65548 bytes, got 65536 (raise max_frame_bytes or lower producer_max_batch) (line 7)`}},
 		{"no replay delay", header + "watch_endpoint: {replay_batch_delay_ms: 0, concurrent_notification_processing: 0}\n", nil},
 		// auth
 		{"auth mode checked when disabled", header + "auth: {mode: oauth}\n", []string{`auth.mode: must be direct or trusted_proxy, got "oauth" (line 3)`}},

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 	"github.com/go-json-experiment/json/jsontext"
@@ -52,8 +53,7 @@ func (h *Handlers) Session(w http.ResponseWriter, r *http.Request) {
 	if ident != nil {
 		var ok bool
 		if release, ok = h.sessions.acquire(ident.Username, set.Session.MaxSessionsPerUser); !ok {
-			msg := fmt.Sprintf("LIMIT_EXCEEDED: user '%s' already has %d open sessions (max_sessions_per_user)", ident.Username, set.Session.MaxSessionsPerUser)
-			WriteTooManyStreams(w, r, msg, 10*time.Second)
+			WriteTooManyStreams(w, r, sessionsLimitMessage(ident.Username, set.Session.MaxSessionsPerUser), 10*time.Second)
 			return
 		}
 		defer release()
@@ -103,6 +103,12 @@ func accept(w http.ResponseWriter, r *http.Request) (*websocket.Conn, error) {
 		panic(caught)
 	}
 	return c, err
+}
+
+// sessionsLimitMessage says that user has reached max_sessions_per_user
+// (the upgrade's 429 and the auth request's LIMIT_EXCEEDED).
+func sessionsLimitMessage(user string, limit int) string {
+	return fmt.Sprintf("user '%s' already has %d open sessions (session.max_sessions_per_user)", user, limit)
 }
 
 // offeredSubprotocols lists the subprotocols of the upgrade request.
@@ -570,21 +576,21 @@ func (s *session) reader() error {
 			return err
 		}
 		if typ != websocket.MessageText {
-			s.send(errorFrame("PROTOCOL_VIOLATION", "binary frames are not part of the protocol: send one JSON object per text frame"))
+			s.send(s.errorFrame("PROTOCOL_VIOLATION", "binary frames are not part of the protocol: send one JSON object per text frame"))
 			s.fail(websocket.StatusUnsupportedData, "binary frame")
 			return errors.New("binary frame")
 		}
 		req, perr := decodeRequest(data)
 		if perr != nil {
 			if perr.fatal {
-				s.send(errorFrame("PROTOCOL_VIOLATION", perr.msg))
+				s.send(s.errorFrame("PROTOCOL_VIOLATION", perr.msg))
 				s.fail(websocket.StatusProtocolError, "not a JSON object")
 				return errors.New(perr.msg)
 			}
 			if perr.id == nil {
-				s.send(errorFrame("INVALID_REQUEST", perr.msg))
+				s.send(s.errorFrame("INVALID_REQUEST", perr.msg))
 			} else {
-				s.send(replyError(perr.id, "INVALID_REQUEST", perr.msg))
+				s.send(s.replyError(perr.id, "INVALID_REQUEST", perr.msg))
 			}
 			s.firstDone.Store(true)
 			continue
@@ -651,6 +657,9 @@ func decodeRequest(data []byte) (*request, *decodeError) {
 		return nil, &decodeError{fatal: true, msg: "a frame must be exactly one JSON object: data follows it"}
 	}
 	id, ok := req.members["id"]
+	if ok && len(id) > maxEchoBytes && id.Kind() == '"' {
+		return nil, &decodeError{msg: fmt.Sprintf("the request's id is %d bytes long; an id is at most %d bytes (as sent), since every reply echoes it", len(id), maxEchoBytes)}
+	}
 	if ok && !usableID(id) {
 		ok = false
 	}
@@ -674,8 +683,12 @@ func decodeRequest(data []byte) (*request, *decodeError) {
 // opNames are the requests of the protocol.
 var opNames = []string{"auth", "ping", "schema", "notify", "subscribe", "unsubscribe", "replay", "execute", "open_producer", "publish", "close_producer"}
 
-// usableID reports whether v is a string or an integer.
+// usableID reports whether v is a string or an integer of at most
+// maxEchoBytes (as sent).
 func usableID(v jsontext.Value) bool {
+	if len(v) > maxEchoBytes {
+		return false
+	}
 	switch v.Kind() {
 	case '"':
 		return true
@@ -861,12 +874,25 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// replyOK is a successful reply with extra fields.
+// maxEchoBytes bounds what the server echoes of a client's choosing in
+// its frames: a request's id (as sent) and the names of subscriptions
+// and producers, so that every reply and server frame about them stays
+// within max_frame_bytes (at least 64 KiB).
+const maxEchoBytes = 1024
+
+// replyOK is a successful reply with extra fields (sorted by name).
 func replyOK(id jsontext.Value, fields map[string]any) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"type":"reply","id":`)
 	b.Write(id)
 	b.WriteString(`,"ok":true`)
+	writeFields(&b, fields)
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// writeFields writes ,"key":value for each field, sorted by key.
+func writeFields(b *bytes.Buffer, fields map[string]any) {
 	keys := make([]string, 0, len(fields))
 	for k := range fields {
 		keys = append(keys, k)
@@ -876,38 +902,77 @@ func replyOK(id jsontext.Value, fields map[string]any) []byte {
 		b.WriteString(`,"` + k + `":`)
 		b.Write(mustJSON(fields[k]))
 	}
-	b.WriteByte('}')
-	return b.Bytes()
 }
+
+// replyFits returns a successful reply, or, when it would exceed
+// max_frame_bytes, a LIMIT_EXCEEDED reply saying so (ok false); hint ends
+// its message (what to do instead), when not empty.
+func (s *session) replyFits(id jsontext.Value, fields map[string]any, what, hint string) ([]byte, bool) {
+	f := replyOK(id, fields)
+	if len(f) <= s.frameMax() {
+		return f, true
+	}
+	msg := fmt.Sprintf("%s would be %d bytes, above max_frame_bytes (%d)", what, len(f), s.frameMax())
+	if hint != "" {
+		msg += ": " + hint
+	}
+	return s.replyError(id, "LIMIT_EXCEEDED", msg), false
+}
+
+// frameMax is max_frame_bytes, the bound of every frame the session sends.
+func (s *session) frameMax() int { return s.set.Session.MaxFrameBytes }
 
 // replyError is a failed reply.
-func replyError(id jsontext.Value, code, msg string) []byte {
-	return replyErrorWith(id, code, msg, nil)
+func (s *session) replyError(id jsontext.Value, code, msg string) []byte {
+	return s.replyErrorWith(id, code, msg, nil)
 }
 
-// replyErrorWith is a failed reply with extra fields besides error.
-func replyErrorWith(id jsontext.Value, code, msg string, fields map[string]any) []byte {
+// replyErrorWith is a failed reply with extra fields besides error. A
+// message that would take the reply above max_frame_bytes (one that
+// quotes a long value of the request) is shortened to fit, ending in
+// "…".
+func (s *session) replyErrorWith(id jsontext.Value, code, msg string, fields map[string]any) []byte {
+	return fitMessage(msg, s.frameMax(), func(msg string) []byte { return failedReply(id, code, msg, fields) })
+}
+
+// failedReply is a failed reply as it is, whatever its size.
+func failedReply(id jsontext.Value, code, msg string, fields map[string]any) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"type":"reply","id":`)
 	b.Write(id)
 	b.WriteString(`,"ok":false,"error":`)
 	b.Write(mustJSON(map[string]string{"code": code, "message": msg}))
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		b.WriteString(`,"` + k + `":`)
-		b.Write(mustJSON(fields[k]))
-	}
+	writeFields(&b, fields)
 	b.WriteByte('}')
 	return b.Bytes()
 }
 
-// errorFrame is a session-level error frame.
-func errorFrame(code, msg string) []byte {
-	return mustJSON(map[string]any{"type": "error", "error": map[string]string{"code": code, "message": msg}})
+// errorFrame is a session-level error frame (its message shortened as a
+// reply's to fit max_frame_bytes).
+func (s *session) errorFrame(code, msg string) []byte {
+	return fitMessage(msg, s.frameMax(), func(msg string) []byte {
+		return mustJSON(map[string]any{"type": "error", "error": map[string]string{"code": code, "message": msg}})
+	})
+}
+
+// fitMessage builds a frame with msg, shortening msg (at a character
+// boundary, marked with a final "…") until the frame fits in limit bytes.
+func fitMessage(msg string, limit int, build func(string) []byte) []byte {
+	f := build(msg)
+	for len(f) > limit && msg != "" {
+		cut := len(msg) - (len(f) - limit) - len("…")
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = strings.TrimSuffix(msg, "…")
+		if cut <= 0 {
+			msg = ""
+		} else {
+			msg = msg[:min(cut, len(msg))] + "…"
+		}
+		f = build(msg)
+	}
+	return f
 }
 
 // ---- simple requests ----
@@ -916,26 +981,26 @@ func errorFrame(code, msg string) []byte {
 // credentials, once, as its first request.
 func (s *session) auth(req *request, first bool) {
 	if err := req.fields("token", "basic"); err != nil {
-		s.send(replyError(req.id, "INVALID_REQUEST", err.Error()))
+		s.send(s.replyError(req.id, "INVALID_REQUEST", err.Error()))
 		return
 	}
 	if s.upgradeAuth || !first {
-		s.send(replyError(req.id, "INVALID_REQUEST", "auth is allowed once, as the first request, and only when the upgrade request carried no credentials"))
+		s.send(s.replyError(req.id, "INVALID_REQUEST", "auth is allowed once, as the first request, and only when the upgrade request carried no credentials"))
 		return
 	}
 	token, hasToken, err1 := req.str("token")
 	basic, hasBasic, err2 := req.str("basic")
 	switch {
 	case err1 != nil || err2 != nil:
-		s.send(replyError(req.id, "INVALID_REQUEST", errors.Join(err1, err2).Error()))
+		s.send(s.replyError(req.id, "INVALID_REQUEST", errors.Join(err1, err2).Error()))
 		return
 	case hasToken == hasBasic:
-		s.send(replyError(req.id, "INVALID_REQUEST", `auth takes exactly one of "token" (a JWT) or "basic" (base64 of user:password, direct mode)`))
+		s.send(s.replyError(req.id, "INVALID_REQUEST", `auth takes exactly one of "token" (a JWT) or "basic" (base64 of user:password, direct mode)`))
 		return
 	}
 	set := s.h.Settings()
 	if set.Authenticate == nil {
-		s.send(replyError(req.id, "INVALID_REQUEST", "authentication is disabled on this server: every stream is public"))
+		s.send(s.replyError(req.id, "INVALID_REQUEST", "authentication is disabled on this server: every stream is public"))
 		return
 	}
 	header := "Bearer " + token
@@ -944,44 +1009,53 @@ func (s *session) auth(req *request, first bool) {
 	}
 	id, denied := set.Authenticate(s.ctx, header)
 	if denied != nil {
-		s.send(replyError(req.id, denied.Kind.Code(), denied.Message))
+		s.send(s.replyError(req.id, denied.Kind.Code(), denied.Message))
+		return
+	}
+	roles := id.Roles
+	if roles == nil {
+		roles = []string{}
+	}
+	reply, fits := s.replyFits(req.id, map[string]any{"user": id.Username, "roles": roles}, "the auth reply (the user and roles)", "the session was not authenticated")
+	if !fits {
+		s.send(reply)
 		return
 	}
 	release, ok := s.h.sessions.acquire(id.Username, s.set.Session.MaxSessionsPerUser)
 	if !ok {
-		s.send(replyError(req.id, "LIMIT_EXCEEDED", fmt.Sprintf("max_sessions_per_user (%d): user '%s' already has that many open sessions", s.set.Session.MaxSessionsPerUser, id.Username)))
+		s.send(s.replyError(req.id, "LIMIT_EXCEEDED", sessionsLimitMessage(id.Username, s.set.Session.MaxSessionsPerUser)))
 		return
 	}
 	s.release = release
 	s.identity.Store(id)
 	s.expireCredentials(id)
-	roles := id.Roles
-	if roles == nil {
-		roles = []string{}
-	}
-	s.send(replyOK(req.id, map[string]any{"user": id.Username, "roles": roles}))
+	s.send(reply)
 }
 
 // schema answers with the body of GET /api/v1/schema[/{event_type}].
 func (s *session) schema(req *request) {
 	if err := req.fields("event_type"); err != nil {
-		s.send(replyError(req.id, "INVALID_REQUEST", err.Error()))
+		s.send(s.replyError(req.id, "INVALID_REQUEST", err.Error()))
 		return
 	}
 	et, has, err := req.str("event_type")
 	if err != nil {
-		s.send(replyError(req.id, "INVALID_REQUEST", err.Error()))
+		s.send(s.replyError(req.id, "INVALID_REQUEST", err.Error()))
 		return
 	}
 	reg := s.h.Registry()
 	if !has {
-		s.send(replyOK(req.id, map[string]any{"schema": schemaListBody(reg)}))
+		f, _ := s.replyFits(req.id, map[string]any{"schema": schemaListBody(reg)}, "the list of every schema",
+			`ask for one event type's schema with {"op":"schema","event_type":"<name>"} (GET /api/v1/schema serves the whole list)`)
+		s.send(f)
 		return
 	}
 	sc, ok := reg.Schema(et)
 	if !ok {
-		s.send(replyError(req.id, "UNKNOWN_EVENT_TYPE", "Event type '"+et+"' not found"))
+		s.send(s.replyError(req.id, "UNKNOWN_EVENT_TYPE", "Event type '"+et+"' not found"))
 		return
 	}
-	s.send(replyOK(req.id, map[string]any{"schema": map[string]any{"status": "success", "event_type": et, "schema": sc.Public()}}))
+	f, _ := s.replyFits(req.id, map[string]any{"schema": map[string]any{"status": "success", "event_type": et, "schema": sc.Public()}},
+		"the schema of '"+et+"'", "GET /api/v1/schema/"+et+" serves it")
+	s.send(f)
 }

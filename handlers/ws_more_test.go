@@ -42,7 +42,7 @@ func TestSessionExecute(t *testing.T) {
 		{"DESCRIBE EVENT TYPE ev WHERE nope = 1", "INVALID_WATCH_REQUEST", "execute: line 1 column 30: WHERE: unknown field 'nope' for event type 'ev'"},
 		{"DELETE SUBSCRIPTION s1; DELETE SUBSCRIPTION s2", "INVALID_REQUEST", "execute: line 1 column 25: unexpected \"DELETE SUBSCRIPTION \" after the end of the statement"},
 		{"DELETE SUBSCRIPTION nope", "UNKNOWN_SUBSCRIPTION", "the session has no subscription named 'nope'"},
-		{"DESCRIBE EVENT TYPE nope", "UNKNOWN_EVENT_TYPE", "unknown event type 'nope'"},
+		{"DESCRIBE EVENT TYPE nope", "UNKNOWN_EVENT_TYPE", "Event type 'nope' not found"},
 	} {
 		c.fails("execute", `"statement":"`+e.stmt+`"`, e.code, e.msg)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"herald/configs"
 	"herald/engine"
 	"herald/notification"
 	"herald/stream"
@@ -85,24 +86,37 @@ func (p *producers) init(s *session) {
 func (p *producers) open(req *request) {
 	s := p.s
 	if err := req.fields("producer", "event_type"); err != nil {
-		s.send(replyError(req.id, "INVALID_REQUEST", err.Error()))
+		s.send(s.replyError(req.id, "INVALID_REQUEST", err.Error()))
 		return
 	}
 	name, ok1, err1 := req.str("producer")
 	et, ok2, err2 := req.str("event_type")
 	if err := errors.Join(err1, err2); err != nil || !ok1 || !ok2 || name == "" {
-		s.send(replyError(req.id, "INVALID_REQUEST", `open_producer needs "producer" (a name) and "event_type" (strings)`))
+		s.send(s.replyError(req.id, "INVALID_REQUEST", `open_producer needs "producer" (a name) and "event_type" (strings)`))
+		return
+	}
+	if len(name) > maxEchoBytes {
+		s.send(s.replyError(req.id, "INVALID_REQUEST", fmt.Sprintf("the producer name is %d bytes long; a name is at most %d bytes, since every frame about the producer carries it", len(name), maxEchoBytes)))
 		return
 	}
 	set := s.h.Settings()
 	sc, err := set.Registry.Lookup(et)
 	if err != nil {
 		code, msg, _ := requestError(notifyEndpoint, err)
-		s.send(replyError(req.id, code, msg))
+		s.send(s.replyError(req.id, code, msg))
 		return
 	}
 	if denied := set.Auth.DecideStream(streamAuth(sc), s.identity.Load(), OpWrite); denied != nil {
-		s.send(replyError(req.id, denied.Kind.Code(), denied.Message))
+		s.send(s.replyError(req.id, denied.Kind.Code(), denied.Message))
+		return
+	}
+	// The terminal reply of a full batch lists its ids: it must fit in a
+	// frame (startup validation checks it for the configured event types
+	// and limits; a session keeps the limits it opened with across
+	// reloads).
+	if need := configs.BatchReplyBytes(s.set.Session.ProducerMaxBatch, sc.Name); need > s.frameMax() {
+		s.send(s.replyError(req.id, "LIMIT_EXCEEDED", fmt.Sprintf("the reply to a full batch (producer_max_batch, %d ids of '%s') could be %d bytes, above max_frame_bytes (%d)",
+			s.set.Session.ProducerMaxBatch, sc.Name, need, s.frameMax())))
 		return
 	}
 	p.mu.Lock()
@@ -111,10 +125,10 @@ func (p *producers) open(req *request) {
 	p.mu.Unlock()
 	switch {
 	case dup:
-		s.send(replyError(req.id, "DUPLICATE_NAME", "the session already has a producer named '"+name+"'"))
+		s.send(s.replyError(req.id, "DUPLICATE_NAME", "the session already has a producer named '"+name+"'"))
 		return
 	case full:
-		s.send(replyError(req.id, "LIMIT_EXCEEDED", fmt.Sprintf("max_producers (%d): the session has that many producers", s.set.Session.MaxProducers)))
+		s.send(s.replyError(req.id, "LIMIT_EXCEEDED", fmt.Sprintf("max_producers (%d): the session has that many producers", s.set.Session.MaxProducers)))
 		return
 	}
 	ctx, leave := s.h.running.Join(s.ctx, sc.Name)
@@ -176,19 +190,19 @@ func (pr *producer) end(reason string) {
 func (p *producers) publish(req *request) {
 	s := p.s
 	if err := req.fields("producer", "batch"); err != nil {
-		s.send(replyError(req.id, "INVALID_REQUEST", err.Error()))
+		s.send(s.replyError(req.id, "INVALID_REQUEST", err.Error()))
 		return
 	}
 	name, ok, err := req.str("producer")
 	if err != nil || !ok {
-		s.send(replyError(req.id, "INVALID_REQUEST", `publish needs "producer" (a string)`))
+		s.send(s.replyError(req.id, "INVALID_REQUEST", `publish needs "producer" (a string)`))
 		return
 	}
 	p.mu.Lock()
 	pr := p.m[name]
 	p.mu.Unlock()
 	if pr == nil {
-		s.send(replyError(req.id, "UNKNOWN_PRODUCER", "the session has no producer named '"+name+"'"))
+		s.send(s.replyError(req.id, "UNKNOWN_PRODUCER", "the session has no producer named '"+name+"'"))
 		return
 	}
 	pr.mu.Lock()
@@ -198,7 +212,7 @@ func (p *producers) publish(req *request) {
 	}
 	pr.mu.Unlock()
 	if over {
-		s.send(replyError(req.id, "CREDIT_EXCEEDED", fmt.Sprintf("producer '%s' already has %d batches awaiting their outcome (its credit)", name, pr.credit)))
+		s.send(s.replyError(req.id, "CREDIT_EXCEEDED", fmt.Sprintf("producer '%s' already has %d batches awaiting their outcome (its credit)", name, pr.credit)))
 		pr.end("protocol_violation")
 		return
 	}
@@ -208,7 +222,7 @@ func (p *producers) publish(req *request) {
 		if errs != nil {
 			fields["errors"] = errs
 		}
-		s.send(replyErrorWith(req.id, code, msg, fields))
+		s.send(s.replyErrorWith(req.id, code, msg, fields))
 	}
 	raw, ok := req.members["batch"]
 	if !ok || raw.Kind() != '[' {
@@ -234,14 +248,10 @@ func (p *producers) publish(req *request) {
 	ns, errs, msg := pr.validate(raw)
 	if msg != "" || len(errs) > 0 {
 		pr.release(size)
-		fields := map[string]any{"outcome": "not_admitted"}
-		if errs != nil {
-			fields["errors"] = errs
-		}
 		if msg == "" {
 			msg = fmt.Sprintf("%d of the batch's notifications are invalid; nothing was stored", len(errs))
 		}
-		s.send(replyErrorWith(req.id, notifyEndpoint.code, msg, fields))
+		s.send(s.notAdmitted(req.id, notifyEndpoint.code, msg, errs))
 		return
 	}
 	pr.mu.Lock()
@@ -252,6 +262,63 @@ func (p *producers) publish(req *request) {
 	pr.mu.Unlock()
 	p.wg.Add(1)
 	go pr.run(b)
+}
+
+// notAdmitted is the reply of a batch refused by validation: errs by
+// index, as many of the first ones as fit in max_frame_bytes, with
+// errors_truncated counting those left out (at least the first is kept,
+// its message shortened if it alone does not fit).
+func (s *session) notAdmitted(id jsontext.Value, code, msg string, errs []batchError) []byte {
+	fields := map[string]any{"outcome": "not_admitted"}
+	if len(errs) == 0 {
+		return s.replyErrorWith(id, code, msg, fields)
+	}
+	fields["errors"] = errs
+	if f := failedReply(id, code, msg, fields); len(f) <= s.frameMax() {
+		return f
+	}
+	// The reply without its errors but with the largest count, then each
+	// error as it is encoded in the list.
+	fields["errors"] = []batchError{}
+	fields["errors_truncated"] = len(errs)
+	room := s.frameMax() - len(failedReply(id, code, msg, fields))
+	kept := 0
+	for _, e := range errs {
+		n := len(mustJSON(e))
+		if kept > 0 {
+			n++ // the comma
+		}
+		if n > room {
+			break
+		}
+		room -= n
+		kept++
+	}
+	if kept == 0 {
+		// The first error alone is too long (its message quotes the
+		// request): it is kept with a shortened message.
+		first := errs[0]
+		if len(errs) == 1 {
+			delete(fields, "errors_truncated")
+		} else {
+			fields["errors_truncated"] = len(errs) - 1
+		}
+		return fitMessage(first.Message, s.frameMax(), func(m string) []byte {
+			first.Message = m
+			fields["errors"] = []batchError{first}
+			return failedReply(id, code, msg, fields)
+		})
+	}
+	fields["errors"] = errs[:kept]
+	fields["errors_truncated"] = len(errs) - kept
+	return failedReply(id, code, msg, fields)
+}
+
+// batchError is why one notification of a batch was refused.
+type batchError struct {
+	Index   int    `json:"index"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 // release returns a batch's credit and bytes.
@@ -267,13 +334,13 @@ func (pr *producer) release(size int64) {
 
 // validate checks every notification of a batch before anything is
 // stored: the notifications, or the errors by index.
-func (pr *producer) validate(raw jsontext.Value) ([]*notification.Notification, []map[string]any, string) {
+func (pr *producer) validate(raw jsontext.Value) ([]*notification.Notification, []batchError, string) {
 	dec := jsontext.NewDecoder(bytes.NewReader(raw))
 	if _, err := dec.ReadToken(); err != nil {
 		return nil, nil, "batch: " + err.Error()
 	}
 	var ns []*notification.Notification
-	var errs []map[string]any
+	var errs []batchError
 	i := 0
 	for dec.PeekKind() != ']' {
 		v, err := dec.ReadValue()
@@ -285,7 +352,7 @@ func (pr *producer) validate(raw jsontext.Value) ([]*notification.Notification, 
 		}
 		n, code, msg := pr.one(v)
 		if code != "" {
-			errs = append(errs, map[string]any{"index": i, "code": code, "message": msg})
+			errs = append(errs, batchError{Index: i, Code: code, Message: msg})
 		} else {
 			ns = append(ns, n)
 		}
@@ -370,7 +437,7 @@ func (pr *producer) run(b *batch) {
 	<-b.prev
 	pr.release(b.size)
 	if refused {
-		s.send(replyErrorWith(b.id, "INVALID_REQUEST", "the producer was closed before this batch was sent; nothing was stored",
+		s.send(s.replyErrorWith(b.id, "INVALID_REQUEST", "the producer was closed before this batch was sent; nothing was stored",
 			map[string]any{"outcome": "not_admitted"}))
 		return
 	}
@@ -395,7 +462,7 @@ func (pr *producer) run(b *batch) {
 		s.send(replyOK(b.id, map[string]any{"outcome": "completed", "ids": ids}))
 	case unknown:
 		p.suspendAll()
-		s.send(replyErrorWith(b.id, "SERVICE_UNAVAILABLE", "the backend connection was lost after the batch was sent; which notifications were stored cannot be known",
+		s.send(s.replyErrorWith(b.id, "SERVICE_UNAVAILABLE", "the backend connection was lost after the batch was sent; which notifications were stored cannot be known",
 			map[string]any{"outcome": "unknown", "ids": ids}))
 	default:
 		code, msg := "NOTIFICATION_STORAGE_FAILED", "the backend refused part of the batch; ids lists what was stored, the rest was not"
@@ -403,7 +470,7 @@ func (pr *producer) run(b *batch) {
 			code = "SERVICE_UNAVAILABLE"
 			p.suspendAll()
 		}
-		s.send(replyErrorWith(b.id, code, msg, map[string]any{"outcome": "failed", "ids": ids}))
+		s.send(s.replyErrorWith(b.id, code, msg, map[string]any{"outcome": "failed", "ids": ids}))
 	}
 }
 
@@ -469,12 +536,12 @@ func backendReady(ctx context.Context, eng engine.Engine) bool {
 func (p *producers) close(req *request) {
 	s := p.s
 	if err := req.fields("producer"); err != nil {
-		s.send(replyError(req.id, "INVALID_REQUEST", err.Error()))
+		s.send(s.replyError(req.id, "INVALID_REQUEST", err.Error()))
 		return
 	}
 	name, ok, err := req.str("producer")
 	if err != nil || !ok {
-		s.send(replyError(req.id, "INVALID_REQUEST", `close_producer needs "producer" (a string)`))
+		s.send(s.replyError(req.id, "INVALID_REQUEST", `close_producer needs "producer" (a string)`))
 		return
 	}
 	p.mu.Lock()
@@ -484,7 +551,7 @@ func (p *producers) close(req *request) {
 	}
 	p.mu.Unlock()
 	if pr == nil {
-		s.send(replyError(req.id, "UNKNOWN_PRODUCER", "the session has no producer named '"+name+"'"))
+		s.send(s.replyError(req.id, "UNKNOWN_PRODUCER", "the session has no producer named '"+name+"'"))
 		return
 	}
 	tail := pr.shut()

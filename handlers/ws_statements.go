@@ -286,12 +286,12 @@ func whereInStatement(src string, st *Statement, err error) error {
 // execute runs one statement.
 func (s *session) execute(req *request) {
 	if err := req.fields("statement"); err != nil {
-		s.send(replyError(req.id, "INVALID_REQUEST", err.Error()))
+		s.send(s.replyError(req.id, "INVALID_REQUEST", err.Error()))
 		return
 	}
 	src, ok, err := req.str("statement")
 	if err != nil || !ok {
-		s.send(replyError(req.id, "INVALID_REQUEST", `execute needs a "statement" (a string)`))
+		s.send(s.replyError(req.id, "INVALID_REQUEST", `execute needs a "statement" (a string)`))
 		return
 	}
 	st, err := ParseStatement(src)
@@ -305,7 +305,7 @@ func (s *session) execute(req *request) {
 	case "DESCRIBE EVENT TYPE":
 		sc, ok := s.h.Registry().Schema(st.EventType)
 		if !ok {
-			s.send(replyError(req.id, "UNKNOWN_EVENT_TYPE", "unknown event type '"+st.EventType+"'"))
+			s.send(s.replyError(req.id, "UNKNOWN_EVENT_TYPE", "Event type '"+st.EventType+"' not found"))
 			return
 		}
 		out := map[string]any{"event_type": st.EventType, "schema": sc.Public()}
@@ -317,7 +317,8 @@ func (s *session) execute(req *request) {
 			}
 			out["where"] = w.String()
 		}
-		s.send(replyOK(req.id, out))
+		f, _ := s.replyFits(req.id, out, "the DESCRIBE EVENT TYPE reply", "GET /api/v1/schema/"+st.EventType+" serves the schema")
+		s.send(f)
 	case "CREATE SUBSCRIPTION":
 		members := map[string]jsontext.Value{"event_type": jsontext.Value(mustJSON(st.EventType))}
 		if st.WherePos >= 0 {
@@ -340,8 +341,8 @@ func (s *session) execute(req *request) {
 func (s *session) statementError(req *request, err error, code string) {
 	var se *StatementError
 	if errors.As(err, &se) {
-		s.send(replyErrorWith(req.id, code, "execute: "+se.Error(), map[string]any{"position": map[string]int{"line": se.Line, "column": se.Column}}))
+		s.send(s.replyErrorWith(req.id, code, "execute: "+se.Error(), map[string]any{"position": map[string]int{"line": se.Line, "column": se.Column}}))
 		return
 	}
-	s.send(replyError(req.id, code, "execute: "+err.Error()))
+	s.send(s.replyError(req.id, code, "execute: "+err.Error()))
 }

@@ -3,8 +3,10 @@ package handlers
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -48,19 +50,26 @@ type subscription struct {
 
 	// Set up before the stream runs, read by its goroutine only.
 	reply jsontext.Value // the subscribe request's id
-	// schema is the event type's schema as it was at subscribe time,
-	// for the reply only (dropped once it is sent).
-	schema    *notification.Schema
+	// schema is the event type's schema (GET /api/v1/schema/{event_type})
+	// as it was at subscribe time, for the reply only (dropped once it is
+	// sent).
+	schema    json.RawMessage
 	reg       *notification.Registry
 	frameMax  int
 	eventsMax int
-	opened    chan error // the subscribe waits on it
+	// overhead is the size of one of its history frames without events
+	// (a live frame's is shorter: see frameOverhead).
+	overhead int
+	opened   chan error // the subscribe waits on it
 	// wasOpened: Open ran (the reply went out); guarded by mu.
 	wasOpened bool
 	boundary  uint64
 
-	// The frame being built (runner goroutine only).
+	// The frame being built (runner goroutine only); a queued frame takes
+	// its buffer, and the next one starts with room for as many bytes as
+	// the last (hint).
 	buf         []byte
+	hint        int
 	n           int
 	first, last uint64
 	phase       stream.Phase
@@ -95,12 +104,12 @@ func (s *session) subscribe(req *request, replay bool) {
 		ep = replayEndpoint
 	}
 	if err := req.fields(allowed...); err != nil {
-		s.send(replyError(req.id, "INVALID_REQUEST", err.Error()))
+		s.send(s.replyError(req.id, "INVALID_REQUEST", err.Error()))
 		return
 	}
 	o, err := subscribeOptionsOf(req)
 	if err != nil {
-		s.send(replyError(req.id, "INVALID_REQUEST", err.Error()))
+		s.send(s.replyError(req.id, "INVALID_REQUEST", err.Error()))
 		return
 	}
 	s.open(req.id, o, replay, ep)
@@ -217,11 +226,15 @@ func NewSampleSource(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed,
 // open validates a subscription request and starts it; the reply is
 // sent when its stream has joined the backend (or failed to).
 func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep endpoint) {
-	fail := func(code, msg string) { s.send(replyError(reqID, code, msg)) }
+	fail := func(code, msg string) { s.send(s.replyError(reqID, code, msg)) }
 	set := s.h.Settings()
 	mode := stream.Watch
 	if replay {
 		mode = stream.Replay
+	}
+	if len(o.name) > maxEchoBytes {
+		fail("INVALID_REQUEST", fmt.Sprintf("the subscription name is %d bytes long; a name is at most %d bytes, since every frame of the subscription carries it", len(o.name), maxEchoBytes))
+		return
 	}
 	s.mu.Lock()
 	_, dup := s.subs[o.name]
@@ -300,14 +313,25 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 		fail(e.Kind.Code(), e.Message)
 		return
 	}
+	// The reply carries the schema: a subscription whose reply would not
+	// fit in a frame is refused before anything opens (with the largest
+	// generation and boundary the reply can carry).
+	schema := json.RawMessage(mustJSON(sc.Public()))
+	topic := filter.Pattern.Display()
+	if f, ok := s.replyFits(reqID, openingFields(o.name, math.MaxUint64, topic, sc.Name+"@"+strconv.FormatUint(math.MaxUint64, 10), schema),
+		"the subscribe reply (its name, topic and the event type's schema)", "raise session.max_frame_bytes"); !ok {
+		s.send(f)
+		return
+	}
 	s.mu.Lock()
 	s.nextGen++
 	sub := &subscription{
-		s: s, name: o.name, gen: s.nextGen, eventType: sc.Name, topic: filter.Pattern.Display(),
+		s: s, name: o.name, gen: s.nextGen, eventType: sc.Name, topic: topic,
 		replay: replay, dropping: o.dropping, cursor: cur.HasStart(),
-		reply: reqID, schema: sc, reg: set.Registry,
+		reply: reqID, schema: schema, reg: set.Registry,
 		frameMax: s.set.Session.MaxFrameBytes, eventsMax: s.set.Session.MaxFrameEvents,
 	}
+	sub.overhead = len(sub.frameHeader(nil, stream.History)) + len("]}")
 	opened := make(chan error, 1)
 	sub.opened = opened
 	sub.needsAuth = set.Auth.DecideStream(streamAuth(sc), nil, OpRead) != nil
@@ -349,15 +373,17 @@ func (sub *subscription) Open(o stream.Opening) error {
 	s.subs[sub.name] = sub
 	delete(s.ended, sub.name)
 	s.mu.Unlock()
-	s.send(replyOK(sub.reply, map[string]any{
-		"name": sub.name, "generation": sub.gen, "topic": sub.topic,
-		"boundary": sub.id(o.Boundary), "schema": sub.schema.Public(),
-	}))
+	s.send(replyOK(sub.reply, openingFields(sub.name, sub.gen, sub.topic, sub.id(o.Boundary), sub.schema)))
 	sub.schema, sub.reply = nil, nil
 	sub.wasOpened = true
 	sub.opened <- nil
 	sub.opened = nil
 	return nil
+}
+
+// openingFields are the fields of the reply that opens a subscription.
+func openingFields(name string, gen uint64, topic, boundary string, schema json.RawMessage) map[string]any {
+	return map[string]any{"name": name, "generation": gen, "topic": topic, "boundary": boundary, "schema": schema}
 }
 
 // Record adds one CloudEvent to the frame being built.
@@ -372,7 +398,7 @@ func (sub *subscription) Record(rec *engine.Record, ph stream.Phase) error {
 	data, err := rec.Rendered(reg, func(r *engine.Record) ([]byte, error) {
 		return reg.CloudEvent(&r.Notification, r.Seq, r.Time)
 	})
-	if err != nil || len(data)+frameOverhead(sub) > sub.frameMax {
+	if err != nil || len(data)+sub.frameOverhead(ph) > sub.frameMax {
 		if err := sub.flushFrame(); err != nil {
 			return err
 		}
@@ -390,15 +416,7 @@ func (sub *subscription) Record(rec *engine.Record, ph stream.Phase) error {
 		}
 	}
 	if sub.n == 0 {
-		sub.buf = append(sub.buf[:0], `{"type":"events","sub":`...)
-		sub.buf = jsonstr.Append(sub.buf, sub.name)
-		sub.buf = append(sub.buf, `,"gen":`...)
-		sub.buf = strconv.AppendUint(sub.buf, sub.gen, 10)
-		if ph == stream.History {
-			sub.buf = append(sub.buf, `,"phase":"history","events":[`...)
-		} else {
-			sub.buf = append(sub.buf, `,"phase":"live","events":[`...)
-		}
+		sub.buf = sub.frameHeader(make([]byte, 0, max(sub.hint, sub.frameOverhead(ph)+len(data))), ph)
 		sub.first = rec.Seq
 	} else {
 		sub.buf = append(sub.buf, ',')
@@ -412,9 +430,25 @@ func (sub *subscription) Record(rec *engine.Record, ph stream.Phase) error {
 	return nil
 }
 
-// frameOverhead is the size of an events frame without its events.
-func frameOverhead(sub *subscription) int {
-	return len(`{"type":"events","sub":"","gen":,"phase":"history","events":[]}`) + len(sub.name)*2 + 20
+// frameOverhead is the size of an events frame of phase ph without its
+// events: its header and the closing "]}".
+func (sub *subscription) frameOverhead(ph stream.Phase) int {
+	if ph == stream.History {
+		return sub.overhead
+	}
+	return sub.overhead - len("history") + len("live")
+}
+
+// frameHeader appends the start of an events frame of phase ph.
+func (sub *subscription) frameHeader(b []byte, ph stream.Phase) []byte {
+	b = append(b, `{"type":"events","sub":`...)
+	b = jsonstr.Append(b, sub.name)
+	b = append(b, `,"gen":`...)
+	b = strconv.AppendUint(b, sub.gen, 10)
+	if ph == stream.History {
+		return append(b, `,"phase":"history","events":[`...)
+	}
+	return append(b, `,"phase":"live","events":[`...)
 }
 
 // Flush queues the frame being built.
@@ -439,12 +473,15 @@ func (sub *subscription) flushFrame() error {
 		return nil
 	}
 	sub.buf = append(sub.buf, "]}"...)
-	f := queued{sub: sub, gen: sub.gen, data: bytes.Clone(sub.buf), first: sub.first, last: sub.last}
+	data := sub.buf
+	if cap(data) > 2*len(data) {
+		data = bytes.Clone(data) // not much more than it needs
+	}
+	f := queued{sub: sub, gen: sub.gen, data: data, first: sub.first, last: sub.last}
 	n := sub.n
 	sub.n, sub.first, sub.last = 0, 0, 0
-	if cap(sub.buf) > 1<<20 {
-		sub.buf = nil
-	}
+	// The frame owns the buffer: an idle subscription holds none.
+	sub.hint, sub.buf = len(sub.buf), nil
 	if sub.dropping {
 		return sub.enqueueDropping(f, n)
 	}
@@ -629,12 +666,12 @@ func (s *session) freeName(sub *subscription) {
 // frames; nothing about that generation follows the reply.
 func (s *session) unsubscribe(req *request) {
 	if err := req.fields("name"); err != nil {
-		s.send(replyError(req.id, "INVALID_REQUEST", err.Error()))
+		s.send(s.replyError(req.id, "INVALID_REQUEST", err.Error()))
 		return
 	}
 	name, ok, err := req.str("name")
 	if err != nil || !ok {
-		s.send(replyError(req.id, "INVALID_REQUEST", `unsubscribe needs a "name" (a string)`))
+		s.send(s.replyError(req.id, "INVALID_REQUEST", `unsubscribe needs a "name" (a string)`))
 		return
 	}
 	s.mu.Lock()
@@ -649,7 +686,7 @@ func (s *session) unsubscribe(req *request) {
 		s.send(replyOK(req.id, map[string]any{"name": name}))
 		return
 	case sub == nil:
-		s.send(replyError(req.id, "UNKNOWN_SUBSCRIPTION", "the session has no subscription named '"+name+"'"))
+		s.send(s.replyError(req.id, "UNKNOWN_SUBSCRIPTION", "the session has no subscription named '"+name+"'"))
 		return
 	}
 	sub.mu.Lock()
@@ -675,14 +712,14 @@ func (s *session) endSubscriptions() {
 // notify stores one notification, exactly as POST /api/v1/notification.
 func (s *session) notify(req *request) {
 	if err := req.fields("event_type", "identifier", "payload"); err != nil {
-		s.send(replyError(req.id, "INVALID_REQUEST", err.Error()))
+		s.send(s.replyError(req.id, "INVALID_REQUEST", err.Error()))
 		return
 	}
 	set := s.h.Settings()
 	body := requestBody(req.members, "event_type", "identifier", "payload")
 	id, code, msg := s.h.notifyOne(s.ctx, set, body, s.identity.Load(), s.id)
 	if code != "" {
-		s.send(replyError(req.id, code, msg))
+		s.send(s.replyError(req.id, code, msg))
 		return
 	}
 	s.send(replyOK(req.id, map[string]any{"notification_id": id}))

@@ -752,7 +752,7 @@ func TestSessionAnswersMatchDocument(t *testing.T) {
 	conform(t, r, "GET", path, 429)
 	var body struct{ Message string }
 	_ = json.Unmarshal(r.body, &body)
-	if want := "LIMIT_EXCEEDED: user 'bob' already has 1 open sessions (max_sessions_per_user)"; body.Message != want || r.header.Get("Retry-After") != "10" {
+	if want := "user 'bob' already has 1 open sessions (session.max_sessions_per_user)"; body.Message != want || r.header.Get("Retry-After") != "10" {
 		t.Errorf("429: message %q Retry-After %q, want %q and 10", body.Message, r.header.Get("Retry-After"), want)
 	}
 	// A refused token, on the upgrade.
