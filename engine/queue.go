@@ -84,6 +84,14 @@ type ticket struct {
 	turn, next chan struct{}
 }
 
+// closedTurn is the turn of every queue's first ticket: closed, and
+// only ever received from, so one channel serves every queue.
+var closedTurn = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
 // queue is one subscriber's bounded FIFO of live records with its overflow
 // policy. Records reach the subscriber through a small channel; when the
 // subscriber lags, further records wait in a spill buffer that a pump
@@ -142,8 +150,7 @@ func newQueue(size int, policy OverflowPolicy) *queue {
 	}
 	if policy == BlockOnOverflow {
 		q.room = make(chan struct{}, 1)
-		q.tail = make(chan struct{})
-		close(q.tail)
+		q.tail = closedTurn
 	}
 	return q
 }

@@ -162,8 +162,10 @@ type session struct {
 	id    string
 	reqID string // the upgrade request's id
 
-	ctx    context.Context // ends with the session
-	cancel context.CancelCauseFunc
+	// ctx ends with the session: a shutdown ends it with a *stream.Stop
+	// cause, end (leaving the handlers' stream set) in every other case.
+	ctx context.Context
+	end func()
 
 	identity atomic.Pointer[Identity]
 	// upgradeAuth: the upgrade carried credentials; authTried: an auth
@@ -226,10 +228,8 @@ func (s *session) log() *slog.Logger {
 func (s *session) run() {
 	// The session joins the handlers' stream set under no event type, so
 	// that a shutdown reaches it.
-	joined, leave := s.h.running.Join(context.Background(), "")
-	defer leave()
-	s.ctx, s.cancel = context.WithCancelCause(joined)
-	defer s.cancel(nil)
+	s.ctx, s.end = s.h.running.Join(context.Background(), "")
+	defer s.end()
 	s.h.sessionsOpen.Add(1)
 	defer s.h.sessionsOpen.Add(-1)
 
@@ -266,7 +266,7 @@ func (s *session) run() {
 		} else if st := websocket.CloseStatus(err); st != -1 {
 			code = st
 		}
-		s.cancel(errors.New("the client closed the session"))
+		s.end() // the client closed the session
 		s.close(code, reason)
 		closing.Done()
 	}
@@ -334,7 +334,7 @@ func isShutdown(ctx context.Context) bool {
 // fail ends the session with a close status (a protocol violation).
 func (s *session) fail(code websocket.StatusCode, reason string) {
 	s.closeErr.CompareAndSwap(nil, &closeReason{code: code, reason: reason})
-	s.cancel(errors.New(reason))
+	s.end()
 }
 
 // welcome is the first frame.
@@ -495,7 +495,7 @@ func (s *session) writer() {
 // frames sent from now on are discarded, so that senders never block on
 // it.
 func (s *session) writeFailed() {
-	s.cancel(errors.New("write to the client failed"))
+	s.end()
 	o := &s.out
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -507,11 +507,17 @@ func (s *session) writeFailed() {
 	}
 }
 
-// write writes one frame; false when the connection failed.
+// write writes one frame; false when the connection failed. A write
+// that takes longer than the write timeout closes the connection (as a
+// Write's context would; the connection keeps the context of its last
+// write, so that one would stay allocated with every idle session).
 func (s *session) write(frame []byte) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), s.writeTimeout())
-	defer cancel()
-	if err := s.conn.Write(ctx, websocket.MessageText, frame); err != nil {
+	t := time.AfterFunc(s.writeTimeout(), func() { _ = s.conn.CloseNow() })
+	err := s.conn.Write(context.Background(), websocket.MessageText, frame)
+	if !t.Stop() && err == nil {
+		err = errors.New("the write timed out")
+	}
+	if err != nil {
 		s.log().Debug("session write failed", "error", err)
 		return false
 	}

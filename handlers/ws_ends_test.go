@@ -1,12 +1,19 @@
 package handlers_test
 
 import (
+	"context"
 	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"herald/configs"
+	"herald/engine"
+	"herald/handlers"
+	herald "herald/server"
 )
 
 // TestSessionHistoryLimit: a subscription whose history passes the
@@ -130,4 +137,59 @@ func TestSessionKeepAlive(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("the dropped session's connection is still open")
 	}
+}
+
+// TestSessionWriteTimeout: a frame write that takes longer than the
+// stream write timeout (its client stopped reading) closes the session;
+// the timers of completed writes leave a reading session alone.
+func TestSessionWriteTimeout(t *testing.T) {
+	s := startWithWriteTimeout(t, wsConfig, queueConfig, 300*time.Millisecond)
+	reading := s.dial(t, nil)
+	reading.welcome()
+	reading.ok("subscribe", `"name":"all","event_type":"ev"`)
+	stuck := s.dialSlow(t)
+	stuck.welcome()
+	stuck.ok("subscribe", `"name":"all","event_type":"ev","mode":"dropping"`)
+	stuck.pause()
+	n := 0
+	waitUntil(t, 20*time.Second, "the stuck session to be closed", func() bool {
+		n++
+		publishN(t, s, n, n)
+		return s.Handlers.Sessions() == 1
+	})
+	// The reading session has every event and still answers.
+	if ids, others := reading.collect("all", n); len(ids) != n || len(others) != 0 {
+		t.Fatalf("reading session: %d of %d events, other frames %v", len(ids), n, others)
+	}
+	reading.ok("ping", "")
+}
+
+// startWithWriteTimeout is startServer on the in-memory engine with a
+// stream write timeout.
+func startWithWriteTimeout(t *testing.T, yaml string, edit func(*configs.Config), timeout time.Duration) *server {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := configs.Load(path, nil)
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	edit(cfg)
+	eng := engine.NewMemory(engine.MemoryOptions{MaxHistoryPerTopic: 1000, MaxTopics: 1000})
+	srv, err := herald.New(context.Background(), cfg, herald.Options{ConfigPath: path, Engine: eng, Version: "test", StreamWriteTimeout: timeout})
+	if err != nil {
+		t.Fatalf("server: %v", err)
+	}
+	ts := httptest.NewUnstartedServer(srv)
+	ts.Config.ConnContext = handlers.ConnContext
+	ts.Start()
+	t.Cleanup(func() {
+		srv.Close()
+		ts.CloseClientConnections()
+		ts.Close()
+		_ = eng.Close()
+	})
+	return &server{URL: ts.URL, Handlers: srv.Handlers(), Engine: eng, Server: srv, srv: ts, path: path}
 }

@@ -77,10 +77,7 @@ type batch struct {
 	start chan struct{} // closed when it may publish
 }
 
-func (p *producers) init(s *session) {
-	p.s = s
-	p.m = map[string]*producer{}
-}
+func (p *producers) init(s *session) { p.s = s }
 
 // open opens a producer for an event type.
 func (p *producers) open(req *request) {
@@ -135,6 +132,9 @@ func (p *producers) open(req *request) {
 	pr := &producer{p: p, name: name, eventType: sc.Name, schema: sc, credit: s.set.Session.ProducerCredit,
 		maxBatch: s.set.Session.ProducerMaxBatch, ctx: ctx, leave: leave, tail: closedChan()}
 	p.mu.Lock()
+	if p.m == nil {
+		p.m = map[string]*producer{}
+	}
 	p.m[name] = pr
 	p.mu.Unlock()
 	context.AfterFunc(ctx, pr.watch)
@@ -587,7 +587,7 @@ func (p *producers) closeAll(shutdown bool) {
 	for _, pr := range p.m {
 		all = append(all, pr)
 	}
-	p.m = map[string]*producer{}
+	p.m = nil
 	p.mu.Unlock()
 	for _, pr := range all {
 		pr.shut()
