@@ -481,12 +481,16 @@ func (s *session) writer() {
 			return
 		}
 		o.mu.Unlock()
+		// A subscription's name is free once its final frame is handed
+		// over, before the write: the client may subscribe the name again
+		// the moment it reads the frame, and any reply to that goes out
+		// through this writer after this write.
+		if e.sub != nil {
+			e.sub.handed(e)
+		}
 		if !s.write(e.data) {
 			s.writeFailed()
 			return
-		}
-		if e.sub != nil {
-			e.sub.handed(e)
 		}
 	}
 }
