@@ -65,11 +65,8 @@ type subscription struct {
 	wasOpened bool
 	boundary  uint64
 
-	// The frame being built (runner goroutine only); a queued frame takes
-	// its buffer, and the next one starts with room for as many bytes as
-	// the last (hint).
+	// The frame being built (runner goroutine only).
 	buf         []byte
-	hint        int
 	n           int
 	first, last uint64
 	phase       stream.Phase
@@ -416,7 +413,7 @@ func (sub *subscription) Record(rec *engine.Record, ph stream.Phase) error {
 		}
 	}
 	if sub.n == 0 {
-		sub.buf = sub.frameHeader(make([]byte, 0, max(sub.hint, sub.frameOverhead(ph)+len(data))), ph)
+		sub.buf = sub.frameHeader(sub.buf[:0], ph)
 		sub.first = rec.Seq
 	} else {
 		sub.buf = append(sub.buf, ',')
@@ -473,15 +470,12 @@ func (sub *subscription) flushFrame() error {
 		return nil
 	}
 	sub.buf = append(sub.buf, "]}"...)
-	data := sub.buf
-	if cap(data) > 2*len(data) {
-		data = bytes.Clone(data) // not much more than it needs
-	}
-	f := queued{sub: sub, gen: sub.gen, data: data, first: sub.first, last: sub.last}
+	f := queued{sub: sub, gen: sub.gen, data: bytes.Clone(sub.buf), first: sub.first, last: sub.last}
 	n := sub.n
 	sub.n, sub.first, sub.last = 0, 0, 0
-	// The frame owns the buffer: an idle subscription holds none.
-	sub.hint, sub.buf = len(sub.buf), nil
+	if cap(sub.buf) > 1<<20 {
+		sub.buf = nil
+	}
 	if sub.dropping {
 		return sub.enqueueDropping(f, n)
 	}
