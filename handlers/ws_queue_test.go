@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -170,13 +171,26 @@ func TestSessionReplyAheadOfQueuedEvents(t *testing.T) {
 	c.ok("subscribe", `"name":"d","event_type":"ev","mode":"dropping"`)
 	c.pause()
 	publishN(t, s, 1, 500)
-	id := c.request("ping", "")
 	// More notifications until some are dropped: the session queue is
-	// then full, behind the reply.
-	dropped := s.Handlers.SessionDropped()
-	for i := 501; s.Handlers.SessionDropped() == dropped; i++ {
-		publishN(t, s, i, i)
+	// then full and stays full while the client reads nothing.
+	next := 501
+	dropMore := func() {
+		dropped := s.Handlers.SessionDropped()
+		for ; s.Handlers.SessionDropped() == dropped; next++ {
+			publishN(t, s, next, next)
+		}
 	}
+	dropMore()
+	// A request whose effect shows when the server has run it: a notify
+	// through the session. Its reply then waits while the queue is full.
+	before, _ := s.Engine.LastSeq(context.Background(), "ev")
+	id := c.request("notify", `"event_type":"ev","identifier":{"k":"marker"}`)
+	waitUntil(t, wait, "the session's notify stored", func() bool {
+		last, _ := s.Engine.LastSeq(context.Background(), "ev")
+		return last > before
+	})
+	// Drops again after it: the queue is still full.
+	dropMore()
 	c.resume()
 	after := 0
 	seen := false
