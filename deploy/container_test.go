@@ -531,7 +531,7 @@ func TestDockerfile(t *testing.T) {
 // exit 0.
 func TestStaticBinary(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds two binaries; skipped with -short")
+		t.Skip("skipped under -short: it builds herald and the health probe with -trimpath (minutes on a cold build cache); run without -short, as scripts/test and CI do")
 	}
 	d := readDockerfile(t)
 	img := finalImage(t, d)
