@@ -423,7 +423,7 @@ func TestCheckConfigErrors(t *testing.T) {
 		{"unknown key", "application:\n  host: 127.0.0.1\n  port: 0\n  bogus: 1\nnotification_backend:\n  kind: in_memory\n",
 			"config file {path}: application.bogus: unknown key (line 4)"},
 		{"logging level", head + "logging:\n  level: verbose\n",
-			`logging.level: "verbose" is not a level; use one of trace, debug, info, warn, error`},
+			`config file {path}: logging.level: must be trace, debug, info, warn, error or off, got "verbose" (line 7)`},
 		{"trusted proxy", "application:\n  host: 127.0.0.1\n  port: 0\n  trusted_proxies: [10.0.0.0/8, 10.0.0.300]\nnotification_backend:\n  kind: in_memory\n",
 			`config file {path}: application.trusted_proxies[1]: must be a CIDR such as 10.0.0.0/8 or fd00::/8, or a single IP address, got "10.0.0.300" (line 4)`},
 		{"schema", head + "notification_schema:\n  forecast:\n    topic: {base: forecast, key_order: [region]}\n    identifier:\n      region: {type: EnumHandler, required: true}\n",

@@ -2,6 +2,7 @@ package configs
 
 import (
 	"cmp"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -22,7 +23,8 @@ const (
 	// config leaves it empty.
 	EnvNATSToken = "NATS_TOKEN"
 	// EnvRustLog, when not empty, overrides logging.level (Aviso reads it
-	// through its Rust logger; herald keeps the behaviour).
+	// through its Rust logger; herald keeps the behaviour, see
+	// rustLogLevel).
 	EnvRustLog = "RUST_LOG"
 )
 
@@ -61,9 +63,15 @@ func applyEnv(c *Config, env []string, lines map[string]int) Problems {
 	for _, o := range avisos {
 		ps = append(ps, applyOverride(c, o, lines)...)
 	}
-	if v, ok := lookupEnv(env, EnvRustLog); ok && strings.TrimSpace(v) != "" {
-		c.Logging.Level = rustLogLevel(v)
-		lines["logging.level"] = 0
+	if v, ok := lookupEnv(env, EnvRustLog); ok {
+		if level, ok := rustLogLevel(v); ok {
+			if _, valid := LogLevel(level); !valid {
+				ps = append(ps, Problem{Env: EnvRustLog, Path: "logging.level", Field: "logging.level",
+					Rule: fmt.Sprintf("must be %s, got %s in %s", LogLevelNames, quote(level), quote(v))})
+			}
+			c.Logging.Level = level
+			lines["logging.level"] = 0
+		}
 	}
 	for _, o := range heralds {
 		ps = append(ps, applyOverride(c, o, lines)...)
@@ -270,21 +278,54 @@ func (d *decoder) envValue(text string, v reflect.Value, path string) {
 	}
 }
 
-// rustLogLevel extracts the global level from a RUST_LOG value such as
-// "info" or "warn,aviso_server=debug": the last directive without a
-// target. Without one, the value is returned trimmed (the logger treats
-// an unknown level as info).
-func rustLogLevel(v string) string {
-	level := ""
+// rustLogLevel maps a RUST_LOG value to logging.level. RUST_LOG is a
+// comma-separated list of directives, LEVEL or TARGET=LEVEL, as env_logger
+// and tracing's EnvFilter read it (a target may be a module path such as
+// aviso_server::routes; span filters in brackets are ignored; a target
+// without a level means trace). herald's logs are all the server's own,
+// so the last directive for the server's crate (aviso_server or herald)
+// wins over the last bare level: "warn,aviso_server=debug" is debug.
+// Directives for other targets (a library's) are ignored, and ok is false
+// when no directive applies, leaving logging.level as it is. Any other
+// bare word is taken as a level (herald has no other crates to name), so
+// a misspelt level is reported, as is an unknown level of the server's
+// crate.
+func rustLogLevel(v string) (level string, ok bool) {
+	global, server := "", ""
 	for d := range strings.SplitSeq(v, ",") {
-		d = strings.ToLower(strings.TrimSpace(d))
-		switch d {
-		case "trace", "debug", "info", "warn", "error", "off":
-			level = d
+		d = strings.TrimSpace(d)
+		if d == "" {
+			continue
+		}
+		target, lvl, hasLevel := strings.Cut(d, "=")
+		if i := strings.IndexByte(target, '['); i >= 0 {
+			target = target[:i]
+		}
+		target = strings.TrimSpace(target)
+		if !hasLevel {
+			if serverTarget(target) {
+				server = "trace"
+			} else {
+				global = target
+			}
+			continue
+		}
+		if serverTarget(target) {
+			server = strings.TrimSpace(lvl)
 		}
 	}
-	if level == "" {
-		return strings.TrimSpace(v)
+	switch {
+	case server != "":
+		return server, true
+	case global != "":
+		return global, true
 	}
-	return level
+	return "", false
+}
+
+// serverTarget reports whether a RUST_LOG target names the server's own
+// crate: aviso_server or herald, or a module inside either.
+func serverTarget(target string) bool {
+	crate, _, _ := strings.Cut(strings.ToLower(target), "::")
+	return crate == "aviso_server" || crate == "herald"
 }

@@ -69,10 +69,24 @@ func TestEnvOverrides(t *testing.T) {
 			func(c *Config) any {
 				return []any{c.NotificationSchema[0].Name, c.NotificationSchema[0].Line, len(c.NotificationSchema)}
 			}, []any{"venus", 0, 1}},
-		{"RUST_LOG", envBase, []string{"RUST_LOG=warn,aviso_server=debug"},
+		{"RUST_LOG", envBase, []string{"RUST_LOG=warn"},
 			func(c *Config) any { return c.Logging.Level }, "warn"},
+		{"RUST_LOG: the server's crate wins over the global level", envBase, []string{"RUST_LOG=warn,aviso_server=debug"},
+			func(c *Config) any { return c.Logging.Level }, "debug"},
 		{"RUST_LOG without a global level", envBase, []string{"RUST_LOG= aviso_server=debug "},
-			func(c *Config) any { return c.Logging.Level }, "aviso_server=debug"},
+			func(c *Config) any { return c.Logging.Level }, "debug"},
+		{"RUST_LOG module path and span filter", envBase, []string{"RUST_LOG=info,aviso_server::routes[notify]=error"},
+			func(c *Config) any { return c.Logging.Level }, "error"},
+		{"RUST_LOG herald target", envBase, []string{"RUST_LOG=herald=WARN,error"},
+			func(c *Config) any { return c.Logging.Level }, "WARN"},
+		{"RUST_LOG server crate without a level is trace", envBase, []string{"RUST_LOG=aviso_server"},
+			func(c *Config) any { return c.Logging.Level }, "trace"},
+		{"RUST_LOG ignores other crates", envBase, []string{"RUST_LOG=error,tower_http=trace,async_nats=bogus"},
+			func(c *Config) any { return c.Logging.Level }, "error"},
+		{"RUST_LOG of other crates only leaves the file's level", envBase + "logging: {level: warn}\n", []string{"RUST_LOG=tower_http=debug"},
+			func(c *Config) any { return c.Logging.Level }, "warn"},
+		{"RUST_LOG off", envBase, []string{"RUST_LOG=off"},
+			func(c *Config) any { return c.Logging.Level }, "off"},
 		{"empty RUST_LOG is unset", envBase + "logging: {level: error}\n", []string{"RUST_LOG="},
 			func(c *Config) any { return c.Logging.Level }, "error"},
 		{"RUST_LOG beats AVISOSERVER_", envBase, []string{"AVISOSERVER_LOGGING__LEVEL=error", "RUST_LOG=debug"},
@@ -122,6 +136,12 @@ func TestEnvOverrideErrors(t *testing.T) {
 		{"unknown key in YAML", []string{"HERALD_ECPDS={usr: x}"}, "HERALD_ECPDS: ecpds.usr: unknown key"},
 		{"type in YAML", []string{"HERALD_WATCH_ENDPOINT={replay_batch_size: [1]}"}, "HERALD_WATCH_ENDPOINT: watch_endpoint.replay_batch_size: expected an integer, got a list"},
 		{"several", []string{"HERALD_A=1", "AVISOSERVER_B=2"}, "2 problems:\n  AVISOSERVER_B: b: unknown key\n  HERALD_A: a: unknown key"},
+		{"RUST_LOG unknown level", []string{"RUST_LOG=verbose"},
+			`RUST_LOG: logging.level: must be trace, debug, info, warn, error or off, got "verbose" in "verbose"`},
+		{"RUST_LOG unknown level of the server", []string{"RUST_LOG=info,aviso_server=loud"},
+			`RUST_LOG: logging.level: must be trace, debug, info, warn, error or off, got "loud" in "info,aviso_server=loud"`},
+		{"unknown level override", []string{"HERALD_LOGGING__LEVEL=verbose"},
+			`logging.level: must be trace, debug, info, warn, error or off, got "verbose"`},
 		{"validation after overrides", []string{"HERALD_WATCH_ENDPOINT__REPLAY_BATCH_SIZE=0"}, "watch_endpoint.replay_batch_size: must be greater than 0, got 0"},
 	}
 	for _, tt := range tests {
@@ -166,6 +186,7 @@ func FuzzEnvOverride(f *testing.F) {
 	f.Add("HERALD_NOTIFICATION_SCHEMA__MARS__ENDPOINT", "&a [*a]")
 	f.Add("HERALD_APPLICATION__HOMEPAGE", "~")
 	f.Add("RUST_LOG", "info,x=debug")
+	f.Add("RUST_LOG", "aviso_server::a[b{c=d}]=trace,=,[")
 	f.Fuzz(func(t *testing.T, name, value string) {
 		_, err := Parse([]byte(envBase), []string{name + "=" + value})
 		if err != nil && err.Error() == "" {

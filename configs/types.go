@@ -125,7 +125,9 @@ type Homepage struct {
 
 // Logging is the `logging` block.
 type Logging struct {
-	// Level is trace, debug, info, warn or error; anything else means info.
+	// Level is trace, debug, info, warn, error or off, in any case
+	// ("warning" is warn; empty is info). Unlike Aviso, which logs at info
+	// on an unknown level, anything else is a config error (see LogLevel).
 	Level string `yaml:"level"`
 	// Format is accepted for compatibility; output is always JSON.
 	Format string `yaml:"format"`

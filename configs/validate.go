@@ -43,6 +43,7 @@ func (c *Config) validate(lines map[string]int) Problems {
 	v.session()
 	v.auth()
 	v.metrics()
+	v.logging()
 	v.ecpds()
 	v.codecs()
 	v.schemas()
@@ -431,6 +432,33 @@ func (v *validator) metrics() {
 	}
 	if strings.TrimSpace(m.Host) == "" {
 		v.global("metrics.host", "required when metrics.enabled is true")
+	}
+}
+
+// LogLevelNames lists the values of logging.level, for messages.
+const LogLevelNames = "trace, debug, info, warn, error or off"
+
+// LogLevel returns the canonical name of a logging.level value: trace,
+// debug, info, warn, error or off, written in any case and with
+// surrounding spaces; "warning" is warn and the empty level is info. ok
+// is false for anything else.
+func LogLevel(s string) (name string, ok bool) {
+	switch l := strings.ToLower(strings.TrimSpace(s)); l {
+	case "trace", "debug", "info", "warn", "error", "off":
+		return l, true
+	case "warning":
+		return "warn", true
+	case "":
+		return "info", true
+	}
+	return "", false
+}
+
+// logging checks the `logging` block: an unknown level is an error, not
+// info as in Aviso, so that a typo does not go unnoticed.
+func (v *validator) logging() {
+	if _, ok := LogLevel(v.c.Logging.Level); !ok {
+		v.global("logging.level", "must be %s, got %s", LogLevelNames, quote(v.c.Logging.Level))
 	}
 }
 

@@ -191,6 +191,15 @@ notification_backend: {kind: in_memory}
 			`application.trusted_proxies[4]: must be a CIDR such as 10.0.0.0/8 or fd00::/8, or a single IP address, got "proxy.example.org" (line 10)`,
 			`application.trusted_proxies[5]: must be a CIDR such as 10.0.0.0/8 or fd00::/8, or a single IP address, got "" (line 11)`}},
 		{"stream limits off", "application: {host: h, port: 1, client_address_header: X-Real-IP}\nnotification_backend: {kind: in_memory}\nwatch_endpoint: {max_streams_per_user: 0, max_streams_per_client: 0}\n", nil},
+		// logging
+		{"logging levels", header + "logging: {level: ' DEBUG '}\n", nil},
+		{"logging warning is warn", header + "logging: {level: warning}\n", nil},
+		{"logging off", header + "logging: {level: Off}\n", nil},
+		{"logging empty level is info", header + "logging: {level: ''}\n", nil},
+		{"logging unknown level", header + "logging:\n  format: json\n  level: verbose\n", []string{
+			`logging.level: must be trace, debug, info, warn, error or off, got "verbose" (line 5)`}},
+		{"logging RUST_LOG-style level in the file", header + "logging: {level: 'aviso_server=debug'}\n", []string{
+			`logging.level: must be trace, debug, info, warn, error or off, got "aviso_server=debug" (line 3)`}},
 		// metrics
 		{"metrics disabled", header + "metrics: {port: 8000}\n", nil},
 		{"metrics port missing", header + "metrics:\n  enabled: true\n", []string{"metrics.port: required when metrics.enabled is true, and not 0 (line 3)"}},

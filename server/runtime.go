@@ -20,7 +20,6 @@ import (
 	"net/http"
 	"os"
 	"reflect"
-	"strings"
 	"time"
 
 	"herald/api"
@@ -187,20 +186,29 @@ func Fingerprint(cfg *configs.Config) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// ParseLogLevel reads logging.level: trace or debug, info, warn or
-// warning, error, in any case. The empty level is info.
+// levelOff is the slog level of logging.level off: above every level
+// herald logs at.
+const levelOff = slog.Level(1 << 20)
+
+// ParseLogLevel reads logging.level (see configs.LogLevel): trace and
+// debug are slog's debug, off is above error. Any other value is an
+// error naming the valid ones, as configuration validation words it.
 func ParseLogLevel(s string) (slog.Level, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
+	name, ok := configs.LogLevel(s)
+	if !ok {
+		return 0, fmt.Errorf("logging.level: must be %s, got %q", configs.LogLevelNames, s)
+	}
+	switch name {
 	case "trace", "debug":
 		return slog.LevelDebug, nil
-	case "", "info":
-		return slog.LevelInfo, nil
-	case "warn", "warning":
+	case "warn":
 		return slog.LevelWarn, nil
 	case "error":
 		return slog.LevelError, nil
+	case "off":
+		return levelOff, nil
 	}
-	return 0, fmt.Errorf("logging.level: %q is not a level; use one of trace, debug, info, warn, error", s)
+	return slog.LevelInfo, nil
 }
 
 // LoadCodecs compiles the codec definitions of the `codecs` block with
