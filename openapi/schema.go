@@ -291,6 +291,18 @@ func (v *validator) object(s map[string]any, value any, at string) []string {
 			if len(v.validate(kw, value, at+"<not>")) == 0 {
 				fail("matches the schema under not")
 			}
+		case "if":
+			// then or else applies by whether the value matches if;
+			// the if schema itself adds no error.
+			branch, ok := s["else"]
+			if len(v.validate(kw, value, at+"<if>")) == 0 {
+				branch, ok = s["then"]
+			}
+			if ok {
+				errs = append(errs, v.validate(branch, value, at)...)
+			}
+		case "then", "else":
+			// Applied under "if"; alone they mean nothing.
 		case "oneOf", "anyOf", "allOf":
 			alts, _ := kw.([]any)
 			matched := 0
@@ -302,6 +314,12 @@ func (v *validator) object(s map[string]any, value any, at string) []string {
 				}
 				sub = append(sub, e...)
 			}
+			if k == "oneOf" {
+				if derr := v.discriminated(s, value, at); len(derr) > 0 {
+					fail("%s", strings.Join(derr, "; "))
+					continue
+				}
+			}
 			switch {
 			case k == "oneOf" && matched != 1:
 				fail("matches %d of oneOf, want exactly 1 %v", matched, sub)
@@ -310,6 +328,8 @@ func (v *validator) object(s map[string]any, value any, at string) []string {
 			case k == "allOf" && matched != len(alts):
 				fail("does not match allOf %v", sub)
 			}
+		case "discriminator":
+			// Checked with oneOf (see discriminated).
 		default:
 			if !annotations[k] {
 				fail("the validator does not support keyword %q", k)
@@ -317,4 +337,43 @@ func (v *validator) object(s map[string]any, value any, at string) []string {
 		}
 	}
 	return errs
+}
+
+// discriminated checks the OpenAPI discriminator of a oneOf schema s (at
+// most one error, without its location): an
+// object value must carry the discriminating property, as a string that
+// the mapping lists, and the schema it maps to must be one of the oneOf
+// alternatives and match the value. This is what a generated client does
+// with the value (it decodes the mapped schema), so the document may not
+// promise more than it. A schema without a discriminator passes.
+func (v *validator) discriminated(s map[string]any, value any, at string) []string {
+	disc, ok := s["discriminator"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	obj, ok := value.(map[string]any)
+	if !ok {
+		return nil // the alternatives already refuse a non-object
+	}
+	name, _ := disc["propertyName"].(string)
+	tag, ok := obj[name].(string)
+	if !ok {
+		return []string{fmt.Sprintf("discriminator %q is missing or not a string", name)}
+	}
+	mapping, _ := disc["mapping"].(map[string]any)
+	target, ok := mapping[tag].(string)
+	if !ok {
+		return []string{fmt.Sprintf("discriminator %s %q is not in the mapping", name, tag)}
+	}
+	alts, _ := s["oneOf"].([]any)
+	if !slices.ContainsFunc(alts, func(a any) bool {
+		m, _ := a.(map[string]any)
+		return m["$ref"] == target
+	}) {
+		return []string{fmt.Sprintf("discriminator %s %q maps to %s, which is not an alternative", name, tag, target)}
+	}
+	if sub := v.validate(map[string]any{"$ref": target}, value, at); len(sub) > 0 {
+		return []string{fmt.Sprintf("discriminator %s %q selects %s, which does not match %v", name, tag, target, sub)}
+	}
+	return nil
 }
