@@ -42,6 +42,8 @@ type Settings struct {
 	ReadBodyTimeout time.Duration
 	// StaticFilesPath holds index.html for the homepage ("" = built-in).
 	StaticFilesPath string
+	// Homepage is what the built-in homepage links besides the API.
+	Homepage HomepageSettings
 	// Auth is the authentication policy; the zero value (auth disabled)
 	// makes every stream public.
 	Auth AuthPolicy

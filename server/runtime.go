@@ -126,6 +126,7 @@ func NewRuntime(cfg *configs.Config, opts RuntimeOptions, reuse *Runtime) (*Runt
 		MaxBodyBytes:    cfg.Application.MaxBodyBytes,
 		ReadBodyTimeout: time.Duration(cfg.Application.ReadBodyTimeoutSec) * time.Second,
 		StaticFilesPath: cfg.Application.StaticFilesPath,
+		Homepage:        homepageSettings(cfg),
 		Auth:            rt.Auth.Policy(),
 		CORSManaged:     rt.CORS != nil,
 		Session: handlers.SessionSettings{
@@ -149,6 +150,29 @@ func NewRuntime(cfg *configs.Config, opts RuntimeOptions, reuse *Runtime) (*Runt
 		rt.Handlers.ECPDS = rt.ECPDS
 	}
 	return rt, nil
+}
+
+// homepageSettings are the links of the built-in homepage: the
+// application.homepage links with Aviso's labels, and the metrics
+// listener when metrics are enabled.
+func homepageSettings(cfg *configs.Config) handlers.HomepageSettings {
+	var hs handlers.HomepageSettings
+	if h := cfg.Application.Homepage; h != nil {
+		for _, l := range []handlers.Link{
+			{Label: "Client documentation", URL: h.ClientDocumentationURL},
+			{Label: "Client repository", URL: h.ClientRepositoryURL},
+			{Label: "Server documentation", URL: h.ServerDocumentationURL},
+			{Label: "Server repository", URL: h.ServerRepositoryURL},
+		} {
+			if l.URL != "" {
+				hs.Links = append(hs.Links, l)
+			}
+		}
+	}
+	if m := cfg.Metrics; m.Enabled {
+		hs.MetricsHost, hs.MetricsPort = m.Host, m.Port
+	}
+	return hs
 }
 
 // ecpdsConfig is the ecpds setting of a validated `ecpds` block.
