@@ -8,6 +8,8 @@ require (
 	github.com/apache/arrow-go/v18 v18.9.0
 	github.com/bufbuild/protocompile v0.14.1
 	github.com/bytedance/sonic v1.15.5
+	github.com/chromedp/cdproto v0.160.4
+	github.com/chromedp/chromedp v0.23.1
 	github.com/coder/websocket v1.8.15
 	github.com/fxamacker/cbor/v2 v2.10.0
 	github.com/go-chi/chi/v5 v5.5.0
