@@ -31,6 +31,8 @@ type MemoryOptions struct {
 	// more evicts the subject whose newest record is the oldest.
 	// configs.DefaultMaxTopics when <= 0.
 	MaxTopics int
+	// Observer is told each backend operation; nil records nothing.
+	Observer OpObserver
 }
 
 // Memory is the in-memory engine (reference §20.1): process-local history
@@ -47,6 +49,7 @@ type Memory struct {
 	maxHistory int
 	maxTopics  int
 	hub        *Hub
+	obs        OpObserver
 	closed     atomic.Bool
 	// ord numbers stored records across streams, in store order; a
 	// subject's recency is the ord of its newest record.
@@ -73,10 +76,14 @@ func NewMemory(opts MemoryOptions) *Memory {
 	if opts.MaxTopics <= 0 {
 		opts.MaxTopics = configs.DefaultMaxTopics
 	}
+	if opts.Observer == nil {
+		opts.Observer = NoOpObserver{}
+	}
 	return &Memory{
 		maxHistory: opts.MaxHistoryPerTopic,
 		maxTopics:  opts.MaxTopics,
 		hub:        NewHub(),
+		obs:        opts.Observer,
 		streams:    map[string]*memStream{},
 	}
 }
@@ -230,7 +237,8 @@ func (m *Memory) check(ctx context.Context, op string) error {
 // lock, until that subscriber has room or ends; if ctx ends first, the
 // subscriber is ended with ErrOverflow. Either way the record is stored
 // and Publish succeeds.
-func (m *Memory) Publish(ctx context.Context, n *notification.Notification) (uint64, time.Time, error) {
+func (m *Memory) Publish(ctx context.Context, n *notification.Notification) (_ uint64, _ time.Time, err error) {
+	defer ObserveOp(m.obs, OpPublish, time.Now(), &err)
 	if err := m.check(ctx, "publish"); err != nil {
 		return 0, time.Time{}, err
 	}
@@ -472,10 +480,11 @@ type memReader struct {
 
 // Next implements HistoryReader: it examines at most limit stored records
 // from its position and returns those that match.
-func (rd *memReader) Next(ctx context.Context, limit int) ([]*Record, bool, error) {
+func (rd *memReader) Next(ctx context.Context, limit int) (_ []*Record, _ bool, err error) {
 	if rd.done {
 		return nil, true, nil
 	}
+	defer ObserveOp(rd.m.obs, OpGetBatch, time.Now(), &err)
 	if err := rd.m.check(ctx, "history"); err != nil {
 		return nil, false, err
 	}
@@ -526,7 +535,8 @@ func (rd *memReader) Close() { rd.done = true }
 // Delete removes one stored record. The stream is matched
 // case-insensitively, as Aviso's in-memory backend does (the exact name
 // first); ErrNotFound if no such stream holds seq.
-func (m *Memory) Delete(ctx context.Context, stream string, seq uint64) error {
+func (m *Memory) Delete(ctx context.Context, stream string, seq uint64) (err error) {
+	defer ObserveOp(m.obs, OpDeleteMessage, time.Now(), &err)
 	if err := m.check(ctx, "delete"); err != nil {
 		return err
 	}
@@ -544,7 +554,8 @@ func (m *Memory) Delete(ctx context.Context, stream string, seq uint64) error {
 // WipeStream removes every record of the streams whose name equals stream
 // case-insensitively; an unknown name is a successful no-op. Sequence
 // counters keep counting.
-func (m *Memory) WipeStream(ctx context.Context, stream string) error {
+func (m *Memory) WipeStream(ctx context.Context, stream string) (err error) {
+	defer ObserveOp(m.obs, OpWipeStream, time.Now(), &err)
 	if err := m.check(ctx, "wipe stream"); err != nil {
 		return err
 	}
@@ -558,7 +569,8 @@ func (m *Memory) WipeStream(ctx context.Context, stream string) error {
 
 // WipeAll removes every record of every stream. Sequence counters keep
 // counting.
-func (m *Memory) WipeAll(ctx context.Context) error {
+func (m *Memory) WipeAll(ctx context.Context) (err error) {
+	defer ObserveOp(m.obs, OpWipeAll, time.Now(), &err)
 	if err := m.check(ctx, "wipe all"); err != nil {
 		return err
 	}

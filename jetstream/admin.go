@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"time"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -88,7 +90,8 @@ func (e *Engine) configured(name string) bool {
 // missing (or not herald's) or does not hold seq, an error wrapping
 // ErrInvalidName, without asking the server, when stream cannot name a
 // JetStream stream.
-func (e *Engine) Delete(ctx context.Context, stream string, seq uint64) error {
+func (e *Engine) Delete(ctx context.Context, stream string, seq uint64) (err error) {
+	defer e.observe(engine.OpDeleteMessage, time.Now(), &err)
 	if err := e.check(ctx, "delete"); err != nil {
 		return err
 	}
@@ -155,7 +158,8 @@ const (
 // configuration and sequence counter; engine.ErrNotFound when it is
 // missing or not herald's, an error wrapping ErrInvalidName, without
 // asking the server, when stream cannot name a JetStream stream.
-func (e *Engine) WipeStream(ctx context.Context, stream string) error {
+func (e *Engine) WipeStream(ctx context.Context, stream string) (err error) {
+	defer e.observe(engine.OpWipeStream, time.Now(), &err)
 	if err := e.check(ctx, "wipe stream"); err != nil {
 		return err
 	}
@@ -177,7 +181,8 @@ func (e *Engine) WipeStream(ctx context.Context, stream string) error {
 
 // WipeAll purges every herald stream of the account: those carrying the
 // herald marker and the configured ones. Other streams are never touched.
-func (e *Engine) WipeAll(ctx context.Context) error {
+func (e *Engine) WipeAll(ctx context.Context) (err error) {
+	defer e.observe(engine.OpWipeAll, time.Now(), &err)
 	if err := e.check(ctx, "wipe all"); err != nil {
 		return err
 	}

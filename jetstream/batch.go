@@ -123,6 +123,11 @@ func (e *Engine) PublishBatch(ctx context.Context, ns []*notification.Notificati
 	b.run()
 	b.finish()
 	b.waitFeeds(began.Add(e.opts.PublishTimeout))
+	// Each notification is one publish whose caller waited for the batch.
+	d := time.Since(began)
+	for _, r := range out {
+		e.opts.Observer.BackendOp(engine.OpPublish, d, r.Err)
+	}
 	return out
 }
 

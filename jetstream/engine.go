@@ -112,6 +112,7 @@ func (e *Engine) nextReconnect() <-chan struct{} { return *e.reconnected.Load() 
 func (e *Engine) signalReconnect() {
 	next := make(chan struct{})
 	close(*e.reconnected.Swap(&next))
+	e.opts.Observer.Reconnected()
 }
 
 // nextDisconnect returns a channel closed when a connection is next lost

@@ -292,6 +292,7 @@ func (f *feed) reopenOnce() error {
 		f.rewind(end)
 		f.e.hub.SetLast(f.base, end)
 		f.e.hub.EndStream(f.base, fmt.Errorf("jetstream: stream %s went back from sequence %d to %d: %w", f.name, last, end, engine.ErrGap))
+		f.e.opts.Observer.Gap(f.base)
 		last = end
 	}
 	_, err = f.r.create(ctx, start{seq: last + 1})
@@ -311,6 +312,7 @@ func (f *feed) handle(m *nats.Msg, md meta, afterReset bool) {
 			"stream", f.name, "first_missing", last+1, "last_missing", seq-1)
 		f.e.hub.EndStream(f.base, fmt.Errorf("jetstream: stream %s: notifications %d to %d were removed while the live feed was reconnecting: %w",
 			f.name, last+1, seq-1, engine.ErrGap))
+		f.e.opts.Observer.Gap(f.base)
 	}
 	rec, err := record(m.Subject, m.Header, m.Data, seq, md.at, f.e.eventTypeOf(f.base))
 	if err != nil {

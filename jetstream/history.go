@@ -127,8 +127,9 @@ func (h *history) finish() {
 
 // Next implements engine.HistoryReader: it reads at most limit stored
 // records and returns those that match.
-func (h *history) Next(ctx context.Context, limit int) ([]*engine.Record, bool, error) {
+func (h *history) Next(ctx context.Context, limit int) (_ []*engine.Record, _ bool, err error) {
 	if h.e != nil {
+		defer h.e.observe(engine.OpGetBatch, time.Now(), &err)
 		if err := h.e.check(ctx, "history"); err != nil {
 			return nil, false, err
 		}

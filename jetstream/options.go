@@ -140,6 +140,9 @@ type Options struct {
 
 	// Logger receives the engine's logs; nil discards them.
 	Logger *slog.Logger
+	// Observer is told the engine's operations, reconnections and gaps
+	// (metrics); nil records nothing.
+	Observer Observer
 }
 
 // EmbeddedOptions configure the in-process nats-server.
@@ -274,6 +277,9 @@ func (p StreamPolicy) check() error {
 
 // withDefaults returns o with every zero field set to its default.
 func (o Options) withDefaults() Options {
+	if o.Observer == nil {
+		o.Observer = noObserver{}
+	}
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = DefaultConnectTimeout
 	}

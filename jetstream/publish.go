@@ -35,7 +35,8 @@ import (
 // returns has a boundary at or above the sequence. If the feed cannot
 // tell in time, the time is read back from the stream, and as a last
 // resort (the notification was removed meanwhile) it is the current time.
-func (e *Engine) Publish(ctx context.Context, n *notification.Notification) (uint64, time.Time, error) {
+func (e *Engine) Publish(ctx context.Context, n *notification.Notification) (_ uint64, _ time.Time, err error) {
+	defer e.observe(engine.OpPublish, time.Now(), &err)
 	if err := e.check(ctx, "publish"); err != nil {
 		return 0, time.Time{}, err
 	}

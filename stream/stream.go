@@ -95,7 +95,31 @@ type Spec struct {
 	// Format names the payload view the sink renders (the sink's
 	// business; the runner only carries it).
 	Format string
+	// Observer, when not nil, is told what the stream does (metrics).
+	Observer Observer
 }
+
+// Observer is told what one stream does, from the goroutine running it:
+// Opened once the sink is open, Delivered for each record the sink took
+// (live: from the live fan-out, else history), HistoryPage for each page
+// read, and Ended once with the reason (Reason.String) of a stream that
+// opened. It takes plain values so that the metrics need not import this
+// package. Implementations must be cheap: Delivered is on the delivery
+// path.
+type Observer interface {
+	Opened()
+	Delivered(live bool)
+	HistoryPage()
+	Ended(reason string)
+}
+
+// noObserver is the Observer of a spec that has none.
+type noObserver struct{}
+
+func (noObserver) Opened()        {}
+func (noObserver) Delivered(bool) {}
+func (noObserver) HistoryPage()   {}
+func (noObserver) Ended(string)   {}
 
 // Opening is what a sink learns when the stream is set up.
 type Opening struct {
@@ -182,6 +206,9 @@ var reasonNames = [...]string{
 	SchemaChanged: "schema_changed", SchemaRemoved: "schema_removed", Unauthorized: "unauthorized",
 }
 
+// ReasonNames returns the names of every reason, in order.
+func ReasonNames() []string { return append([]string(nil), reasonNames[:]...) }
+
 // String returns the reason's name (the session protocol's where it has
 // one).
 func (r Reason) String() string {
@@ -244,12 +271,29 @@ func (s *Stop) Error() string {
 // other cancellation means the client went away. Run calls sink only from
 // its own goroutine.
 func Run(ctx context.Context, eng engine.Engine, spec Spec, sink Sink) End {
-	r := &runner{ctx: ctx, eng: eng, spec: spec, sink: sink}
+	r := &runner{ctx: ctx, eng: eng, spec: spec, sink: sink, obs: spec.Observer}
 	if spec.PageSize <= 0 {
 		r.spec.PageSize = configs.DefaultReplayBatchSize
 	}
+	if r.obs == nil {
+		r.obs = noObserver{}
+	}
 	r.due, _ = sink.(Deadliner)
-	return r.run()
+	end := r.run()
+	if r.opened {
+		r.obs.Ended(end.Reason.String())
+	}
+	return end
+}
+
+// open opens the sink and tells the observer.
+func (r *runner) open(o Opening) error {
+	if err := r.sink.Open(o); err != nil {
+		return err
+	}
+	r.opened = true
+	r.obs.Opened()
+	return nil
 }
 
 // runner is one running stream.
@@ -259,6 +303,9 @@ type runner struct {
 	spec Spec
 	sink Sink
 	due  Deadliner
+	obs  Observer
+	// opened reports that the sink was opened.
+	opened bool
 
 	sub      *engine.Subscription
 	boundary uint64
@@ -274,7 +321,7 @@ func (r *runner) run() End {
 	if stop := r.stopped(); stop != nil {
 		// Ended before it began (a shutdown under way): open and end at
 		// once, as a stream already running would.
-		if err := r.sink.Open(Opening{}); err != nil {
+		if err := r.open(Opening{}); err != nil {
 			return r.sinkFailed(err)
 		}
 		return r.stopEnd(stop)
@@ -302,7 +349,7 @@ func (r *runner) run() End {
 	if r.sub != nil {
 		open.TakeDropped = r.sub.TakeDropped
 	}
-	if err := r.sink.Open(open); err != nil {
+	if err := r.open(open); err != nil {
 		return r.sinkFailed(err)
 	}
 	if r.spec.Mode == Watch && r.spec.Heartbeat > 0 {
@@ -345,7 +392,7 @@ func (r *runner) sinkFailed(err error) End {
 // caused it wins.
 func (r *runner) setupFailed(err error) End {
 	if stop := r.stopped(); stop != nil {
-		if err := r.sink.Open(Opening{}); err != nil {
+		if err := r.open(Opening{}); err != nil {
 			return r.sinkFailed(err)
 		}
 		return r.stopEnd(stop)
@@ -498,6 +545,7 @@ func (r *runner) history() (End, bool) {
 		if err != nil {
 			return r.historyFailed(err), false
 		}
+		r.obs.HistoryPage()
 		for _, rec := range recs {
 			if !r.selected(rec) {
 				continue
@@ -512,6 +560,7 @@ func (r *runner) history() (End, bool) {
 			if err := r.sink.Record(rec, History); err != nil {
 				return r.sinkFailed(err), false
 			}
+			r.obs.Delivered(false)
 			r.lastSeq, r.delivered = rec.Seq, true
 			delivered++
 		}
@@ -583,6 +632,7 @@ func (r *runner) live() End {
 				if err := r.sink.Record(rec, Live); err != nil {
 					return r.sinkFailed(err)
 				}
+				r.obs.Delivered(true)
 				r.lastSeq, r.delivered, pending = rec.Seq, true, true
 			}
 			// Flush when nothing else is waiting: a burst goes out in
