@@ -35,6 +35,9 @@ type Options struct {
 	CORS *CORS
 	// Limits bounds concurrent streams; nil means no limit.
 	Limits *StreamLimiter
+	// Metrics, when not nil, is the outermost middleware: the HTTP
+	// request metrics (it reads the matched route from chi's context).
+	Metrics func(http.Handler) http.Handler
 }
 
 // NewRouter returns the HTTP handler serving every herald route.
@@ -49,6 +52,9 @@ func NewRouter(opts Options) http.Handler {
 		authStreams, authAdmin = opts.Auth.Streams, opts.Auth.Admin
 	}
 	r := chi.NewRouter()
+	if opts.Metrics != nil {
+		r.Use(opts.Metrics)
+	}
 	r.Use(RequestID, Recoverer(log), AccessLog(log), opts.CORS.Middleware, Decompress)
 	// Set before the routes: sub-routers inherit them when mounted.
 	r.NotFound(notFound)
@@ -116,6 +122,7 @@ func Recoverer(log *slog.Logger) func(http.Handler) http.Handler {
 					return
 				}
 				id := httperr.RequestID(r.Context())
+				markRouteError(w)
 				log.Error("panic serving request", "request_id", id, "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(rec))
 				httperr.WriteJSON(w, http.StatusInternalServerError, httperr.ErrorBody{
 					Code: "INTERNAL_ERROR", Error: "internal_error", Message: "internal server error",
@@ -124,6 +131,22 @@ func Recoverer(log *slog.Logger) func(http.Handler) http.Handler {
 			}()
 			next.ServeHTTP(w, r)
 		})
+	}
+}
+
+// markRouteError tells the writer of the request metrics, if it wraps w,
+// that the request failed with a recovered panic (route label "error").
+func markRouteError(w http.ResponseWriter) {
+	for {
+		switch t := w.(type) {
+		case interface{ RouteError() }:
+			t.RouteError()
+			return
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return
+		}
 	}
 }
 

@@ -48,6 +48,44 @@ type AuthOptions struct {
 	// Logger receives denials and upstream failures, never credentials;
 	// nil discards them.
 	Logger *slog.Logger
+	// Observer is told each authentication attempt (metrics); nil
+	// records nothing.
+	Observer AuthObserver
+}
+
+// Authentication outcomes, as the metrics label them (Aviso's
+// aviso_auth_requests_total).
+const (
+	AuthSuccess            = "success"
+	AuthUnauthorized       = "unauthorized"
+	AuthForbidden          = "forbidden"
+	AuthServiceUnavailable = "service_unavailable"
+)
+
+// AuthObserver is told the outcome of each authentication attempt: a
+// request that presented credentials (or an admin request without), and
+// a WebSocket session's auth frame. A request without credentials on a
+// stream route is no attempt; nor is a 400 for a repeated header.
+type AuthObserver interface {
+	AuthAttempt(mode, outcome string)
+}
+
+// noAuthObserver records nothing.
+type noAuthObserver struct{}
+
+func (noAuthObserver) AuthAttempt(string, string) {}
+
+// outcomeOf labels a failure's status.
+func outcomeOf(status int) string {
+	switch status {
+	case http.StatusUnauthorized:
+		return AuthUnauthorized
+	case http.StatusForbidden:
+		return AuthForbidden
+	case http.StatusServiceUnavailable:
+		return AuthServiceUnavailable
+	}
+	return ""
 }
 
 // Authenticator turns the Authorization header into a handlers.Identity
@@ -60,6 +98,7 @@ type Authenticator struct {
 	verifier *Verifier
 	tron     *AuthOTron
 	log      *slog.Logger
+	obs      AuthObserver
 }
 
 // NewAuthenticator returns the authenticator of an `auth` block. With
@@ -69,9 +108,12 @@ type Authenticator struct {
 func NewAuthenticator(opts AuthOptions) (*Authenticator, error) {
 	c := opts.Config
 	policy := handlers.AuthPolicy{Enabled: c.Enabled, Direct: c.Mode == ModeDirect, Admins: handlers.RoleMap(c.AdminRoles)}
-	a := &Authenticator{policy: policy, mode: c.Mode, log: opts.Logger}
+	a := &Authenticator{policy: policy, mode: c.Mode, log: opts.Logger, obs: opts.Observer}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.obs == nil {
+		a.obs = noAuthObserver{}
 	}
 	if !c.Enabled {
 		return a, nil
@@ -109,6 +151,9 @@ type failure struct {
 func (a *Authenticator) write(w http.ResponseWriter, r *http.Request, f *failure, username string) {
 	a.log.Warn("request denied by authentication", "request_id", httperr.RequestID(r.Context()),
 		"mode", a.mode, "status", f.status, "reason", f.reason, "username", username, "path", r.URL.Path)
+	if o := outcomeOf(f.status); o != "" {
+		a.obs.AuthAttempt(a.mode, o)
+	}
 	switch f.status {
 	case http.StatusBadRequest:
 		httperr.WriteJSON(w, http.StatusBadRequest, httperr.AuthErrorBody{
@@ -150,8 +195,12 @@ func (a *Authenticator) Authenticate(ctx context.Context, authorization string) 
 	id, f := a.check(ctx, authorization, true)
 	if f != nil {
 		a.log.Warn("session denied by authentication", "mode", a.mode, "status", f.status, "reason", f.reason)
+		if o := outcomeOf(f.status); o != "" {
+			a.obs.AuthAttempt(a.mode, o)
+		}
 		return nil, &handlers.AuthError{Kind: kindOf(f.status), Message: f.msg}
 	}
+	a.obs.AuthAttempt(a.mode, AuthSuccess)
 	return id, nil
 }
 
@@ -219,6 +268,7 @@ func (a *Authenticator) Streams(next http.Handler) http.Handler {
 			return
 		}
 		if id != nil {
+			a.obs.AuthAttempt(a.mode, AuthSuccess)
 			r = r.WithContext(handlers.WithIdentity(r.Context(), id))
 		}
 		next.ServeHTTP(w, r)
@@ -244,6 +294,7 @@ func (a *Authenticator) Admin(next http.Handler) http.Handler {
 			a.write(w, r, &failure{http.StatusForbidden, handlers.MsgNoAdminRole, "not an admin"}, id.Username)
 			return
 		}
+		a.obs.AuthAttempt(a.mode, AuthSuccess)
 		next.ServeHTTP(w, r.WithContext(handlers.WithIdentity(r.Context(), id)))
 	})
 }

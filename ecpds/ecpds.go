@@ -146,7 +146,33 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives per-server failures; nil discards them.
 	Logger *slog.Logger
+	// Observer is told the cache lookups and the fetches (metrics); nil
+	// records nothing.
+	Observer Observer
 }
+
+// Observer is told what a Client does, for metrics. It must be cheap and
+// safe for concurrent use.
+type Observer interface {
+	// CacheHit and CacheMiss: one lookup of a user's list (a miss also
+	// for a caller that joins a fetch in flight).
+	CacheHit()
+	CacheMiss()
+	// Fetched: one fetch of a user's lists from the servers finished,
+	// with FetchSuccess, or the outcome of the first server that failed
+	// (FetchUnreachable when none says more).
+	Fetched(outcome string)
+	// ServerFetched: one server answered a fetch with outcome, in d.
+	ServerFetched(server, outcome string, d time.Duration)
+}
+
+// noObserver records nothing.
+type noObserver struct{}
+
+func (noObserver) CacheHit()                                   {}
+func (noObserver) CacheMiss()                                  {}
+func (noObserver) Fetched(string)                              {}
+func (noObserver) ServerFetched(string, string, time.Duration) {}
 
 // Stats are the client's counters.
 type Stats struct {
@@ -170,6 +196,7 @@ type Client struct {
 	client  *http.Client
 	now     func() time.Time
 	log     *slog.Logger
+	obs     Observer
 	ttl     time.Duration
 	timeout time.Duration
 	// ctx bounds the fetches; Close cancels it.
@@ -208,6 +235,7 @@ func New(opts Options) (*Client, error) {
 		client:  opts.HTTPClient,
 		now:     opts.Now,
 		log:     opts.Logger,
+		obs:     opts.Observer,
 		ttl:     c.CacheTTL,
 		timeout: c.RequestTimeout,
 		entries: make(map[string]*list.Element),
@@ -223,6 +251,9 @@ func New(opts Options) (*Client, error) {
 	}
 	if e.now == nil {
 		e.now = time.Now
+	}
+	if e.obs == nil {
+		e.obs = noObserver{}
 	}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
@@ -256,6 +287,16 @@ func (e *Client) Close() { e.cancel() }
 // MatchKey is the identifier field whose canonical value must be one of
 // the user's destinations.
 func (e *Client) MatchKey() string { return e.cfg.MatchKey }
+
+// Servers returns the servers' URLs as the metrics and logs name them
+// (any password redacted).
+func (e *Client) Servers() []string {
+	out := make([]string, len(e.servers))
+	for i, u := range e.servers {
+		out[i] = u.Redacted()
+	}
+	return out
+}
 
 // Stats returns the counters.
 func (e *Client) Stats() Stats {
@@ -293,6 +334,7 @@ func (e *Client) Destinations(ctx context.Context, username string) (map[string]
 		if now.Before(ent.expires) {
 			e.stats.Hits++
 			e.mu.Unlock()
+			e.obs.CacheHit()
 			return ent.dests, nil
 		}
 		e.order.Remove(el)
@@ -307,6 +349,7 @@ func (e *Client) Destinations(ctx context.Context, username string) (map[string]
 		go e.run(username, fl)
 	}
 	e.mu.Unlock()
+	e.obs.CacheMiss()
 	select {
 	case <-fl.done:
 		return fl.dests, fl.err
@@ -320,6 +363,7 @@ func (e *Client) run(username string, fl *ecpdsFlight) {
 	ctx, cancel := context.WithTimeout(e.ctx, e.timeout)
 	defer cancel()
 	dests, err := e.fetch(ctx, username)
+	e.obs.Fetched(fetchOutcome(err))
 	e.mu.Lock()
 	delete(e.flights, username)
 	if err == nil {
@@ -355,7 +399,9 @@ func (e *Client) fetch(ctx context.Context, username string) (map[string]struct{
 	var wg sync.WaitGroup
 	for i, s := range e.servers {
 		wg.Go(func() {
+			start := time.Now()
 			d, err := e.fetchServer(ctx, s, username)
+			e.obs.ServerFetched(s.Redacted(), fetchOutcome(err), time.Since(start))
 			results[i] = result{d, err}
 		})
 	}
@@ -377,6 +423,19 @@ func (e *Client) fetch(ctx context.Context, username string) (map[string]struct{
 		return nil, fmt.Errorf("%w (%s policy): %w", ErrUnavailable, e.cfg.PartialOutagePolicy, errors.Join(errs...))
 	}
 	return union, nil
+}
+
+// fetchOutcome labels the result of a fetch: FetchSuccess, or the
+// outcome of the first server that failed.
+func fetchOutcome(err error) string {
+	if err == nil {
+		return FetchSuccess
+	}
+	var fe *FetchError
+	if errors.As(err, &fe) {
+		return fe.Outcome
+	}
+	return FetchUnreachable
 }
 
 // maxECPDSBody bounds a destination-list response.

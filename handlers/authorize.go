@@ -212,33 +212,44 @@ func (h *Handlers) decideECPDS(ctx context.Context, set *Settings, s *notificati
 	if !set.Auth.Enabled || !usesECPDS(s) {
 		return nil
 	}
-	if id == nil || set.Auth.IsAdmin(id) {
+	if id == nil {
+		return nil
+	}
+	if set.Auth.IsAdmin(id) {
+		h.obs.ECPDSDecision(ECPDSAdminBypass)
 		return nil
 	}
 	if set.ECPDS == nil {
 		h.log.Error("a schema uses the ecpds plugin but no ECPDS checker is configured", "request_id", reqID, "event_type", s.Name)
+		h.obs.ECPDSDecision(ECPDSError)
 		return &ecpdsRefusal{AuthError{Forbidden, MsgServerMisconfigured}, true}
 	}
 	key := set.ECPDS.MatchKey()
 	value, ok := canonicalValue(s, filter, key)
 	if !ok {
+		h.obs.ECPDSDecision(ECPDSDenyMatchKey)
 		return &ecpdsRefusal{AuthError: AuthError{Forbidden, "Required field '" + key + "' not found in request identifiers"}}
 	}
 	err := set.ECPDS.Check(ctx, id.Username, value)
 	var denied *ecpds.DeniedError
 	switch {
 	case err == nil:
+		h.obs.ECPDSDecision(ECPDSAllow)
 		return nil
 	case errors.As(err, &denied):
+		h.obs.ECPDSDecision(ECPDSDenyDestination)
 		return &ecpdsRefusal{AuthError: AuthError{Forbidden, denied.Error()}}
 	case errors.Is(err, ecpds.ErrUnavailable):
 		h.log.Warn("ECPDS unavailable", "request_id", reqID, "event_type", s.Name, "username", id.Username, "error", err)
+		h.obs.ECPDSDecision(ECPDSUnavailable)
 		return &ecpdsRefusal{AuthError: AuthError{AuthUnavailable, MsgECPDSUnavailable}}
 	case ctx.Err() != nil:
 		// The client went away while waiting; nobody reads the answer.
+		h.obs.ECPDSDecision(ECPDSUnavailable)
 		return &ecpdsRefusal{AuthError: AuthError{AuthUnavailable, MsgECPDSUnavailable}}
 	default:
 		h.log.Error("ECPDS check failed", "request_id", reqID, "event_type", s.Name, "username", id.Username, "error", err)
+		h.obs.ECPDSDecision(ECPDSError)
 		return &ecpdsRefusal{AuthError{Forbidden, MsgECPDSUnexpectedError}, true}
 	}
 }

@@ -160,6 +160,9 @@ type Options struct {
 	Now func() time.Time
 	// Reloader serves POST /api/v1/admin/reload; nil answers it 501.
 	Reloader Reloader
+	// Observer is told what the handlers do (metrics); nil records
+	// nothing.
+	Observer Observer
 }
 
 // Handlers serves the endpoints. Create it with New.
@@ -171,6 +174,8 @@ type Handlers struct {
 	log          *slog.Logger
 	now          func() time.Time
 	reloader     Reloader
+	obs          Observer
+	observing    bool // obs records something (not NoObserver)
 
 	// running holds the watch and replay streams being served, to end
 	// them on shutdown and reload; streams counts those whose event
@@ -211,6 +216,11 @@ func New(opts Options) *Handlers {
 		log:          opts.Logger,
 		now:          opts.Now,
 		reloader:     opts.Reloader,
+		obs:          opts.Observer,
+	}
+	h.observing = h.obs != nil
+	if !h.observing {
+		h.obs = NoObserver{}
 	}
 	h.Apply(opts.Settings)
 	if h.log == nil {

@@ -20,6 +20,8 @@ type NotifyResponse struct {
 // Notify serves POST /api/v1/notification: parse, validate and
 // canonicalise, then store; 200 means the backend acknowledged it.
 func (h *Handlers) Notify(w http.ResponseWriter, r *http.Request) {
+	obs := h.observeNotify(&w)
+	defer obs.done()
 	set := h.Settings()
 	body, err := h.readBody(w, r, set)
 	if err != nil {
@@ -37,6 +39,7 @@ func (h *Handlers) Notify(w http.ResponseWriter, r *http.Request) {
 		writeRequestError(w, r, notifyEndpoint, err)
 		return
 	}
+	obs.setSchema(s)
 	if _, ok := req.Identifier[configs.FieldPoint]; ok {
 		// `point` is refused before authorisation (reference §3 step 1);
 		// Schema.Notify checks it first and owns the message.

@@ -74,8 +74,14 @@ func (h *Handlers) serveStream(w http.ResponseWriter, r *http.Request, mode stre
 	}
 	spec := streamSpec(set.Watch, mode, engine.Query{Stream: s.Base, Filter: filter}, cur, s.MaxHistorical)
 	spec.Where = where
+	route := RouteWatch
+	if mode == stream.Replay {
+		route = RouteReplay
+	}
+	obs := h.obs.Stream(StreamLabels{Transport: TransportSSE, Route: route, EventType: eventTypeLabel(s), User: streamUser(IdentityFrom(r.Context()))})
+	spec.Observer = obs
 	sink := &sseSink{
-		h: h, w: w, watch: set.Watch, cors: !set.CORSManaged, mode: mode, cursors: cur, cap: s.MaxHistorical,
+		h: h, w: w, watch: set.Watch, cors: !set.CORSManaged, mode: mode, cursors: cur, cap: s.MaxHistorical, obs: obs,
 		reqID: httperr.RequestID(r.Context()),
 		topic: filter.Pattern.Display(),
 		view:  reg,
@@ -147,6 +153,8 @@ type sseSink struct {
 	// rendered with: the registry); render renders it.
 	view   any
 	render func(*engine.Record) ([]byte, error)
+	// obs counts the events and error events (nil: not observed).
+	obs StreamObserver
 
 	sse *sseWriter // nil until Open
 }
@@ -180,13 +188,24 @@ func (s *sseSink) Record(rec *engine.Record, ph stream.Phase) error {
 	if err != nil {
 		s.h.log.Error("CloudEvent creation failed", "request_id", s.reqID, "sequence", rec.Seq, "error", err)
 		seq := rec.Seq
+		s.streamError()
 		return s.sse.json(EventError, streamError{Error: "CloudEvent creation failed", Message: err.Error(), Topic: s.topic, Sequence: &seq, RequestID: s.reqID})
 	}
 	name := EventLive
 	if ph == stream.History {
 		name = EventReplay
 	}
+	if s.obs != nil {
+		s.obs.EventSent()
+	}
 	return s.sse.queue(name, data)
+}
+
+// streamError counts an error event sent into the stream.
+func (s *sseSink) streamError() {
+	if s.obs != nil {
+		s.obs.StreamError()
+	}
 }
 
 // Flush sends the queued events.
@@ -232,6 +251,7 @@ func (s *sseSink) end(r *http.Request, ep endpoint, end stream.End) {
 		s.closing(ReasonEndOfStream, nil)
 	case stream.HistoryFailed:
 		h.log.Error("history fetch failed", "request_id", s.reqID, "topic", s.topic, "error", end.Err)
+		s.streamError()
 		if s.sse.json(EventError, streamError{Error: "stream_processing_failed", Message: end.Message, Topic: s.topic, RequestID: s.reqID}) != nil {
 			return
 		}

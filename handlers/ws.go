@@ -232,6 +232,8 @@ func (s *session) run() {
 	defer s.end()
 	s.h.sessionsOpen.Add(1)
 	defer s.h.sessionsOpen.Add(-1)
+	s.h.obs.SessionOpened()
+	defer s.h.obs.SessionClosed()
 
 	s.keepAlive()
 	s.send(s.welcome())

@@ -457,10 +457,14 @@ func (pr *producer) run(b *batch) {
 			}
 		}
 	}
+	if len(ids) > 0 {
+		s.h.obs.Notified(TransportWebSocket, eventTypeLabel(pr.schema), "", len(ids), 0)
+	}
 	switch {
 	case failure == nil:
 		s.send(replyOK(b.id, map[string]any{"outcome": "completed", "ids": ids}))
 	case unknown:
+		s.h.obs.Notified(TransportWebSocket, eventTypeLabel(pr.schema), "SERVICE_UNAVAILABLE", len(results)-len(ids), 0)
 		p.suspendAll()
 		s.send(s.replyErrorWith(b.id, "SERVICE_UNAVAILABLE", "the backend connection was lost after the batch was sent; which notifications were stored cannot be known",
 			map[string]any{"outcome": "unknown", "ids": ids}))
@@ -470,6 +474,7 @@ func (pr *producer) run(b *batch) {
 			code = "SERVICE_UNAVAILABLE"
 			p.suspendAll()
 		}
+		s.h.obs.Notified(TransportWebSocket, eventTypeLabel(pr.schema), code, len(results)-len(ids), 0)
 		s.send(s.replyErrorWith(b.id, code, msg, map[string]any{"outcome": "failed", "ids": ids}))
 	}
 }

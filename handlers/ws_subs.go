@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"time"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -285,6 +287,7 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 	}
 	spec := streamSpec(set.Watch, mode, engine.Query{Stream: sc.Base, Filter: filter}, cur, sc.MaxHistorical)
 	spec.Heartbeat = 0 // the session pings instead
+	spec.Observer = s.h.obs.Stream(StreamLabels{Transport: TransportWebSocket, Route: RouteSession, EventType: eventTypeLabel(sc), User: streamUser(ident)})
 	if req.Where != nil {
 		w, err := sc.CompileWhere(*req.Where)
 		if err != nil {
@@ -504,11 +507,15 @@ func (sub *subscription) enqueue(f queued) error {
 func (sub *subscription) enqueueDropping(f queued, n int) error {
 	s := sub.s
 	if sub.takeDropped != nil {
-		sub.dropped += sub.takeDropped()
+		if n := sub.takeDropped(); n > 0 {
+			sub.dropped += n
+			s.h.obs.DroppedRows(int(n))
+		}
 	}
 	if s.q.length() >= s.q.size {
 		sub.dropped += uint64(n)
 		s.h.sessionDrops.Add(uint64(n))
+		s.h.obs.DroppedRows(n)
 		return nil
 	}
 	if sub.dropped > 0 {
@@ -525,6 +532,7 @@ func (sub *subscription) enqueueDropping(f queued, n int) error {
 	if ok, _ := s.q.tryPush(f, false); !ok {
 		sub.dropped += uint64(n)
 		s.h.sessionDrops.Add(uint64(n))
+		s.h.obs.DroppedRows(n)
 	}
 	return nil
 }
@@ -722,13 +730,20 @@ func (s *session) notify(req *request) {
 // notifyOne validates and stores one notify request body for a user: the
 // notification id, or the error code and message.
 func (h *Handlers) notifyOne(ctx context.Context, set *Settings, body []byte, ident *Identity, reqID string) (id, code, msg string) {
+	var sc *notification.Schema
+	if h.observing {
+		defer func(start time.Time) {
+			h.obs.Notified(TransportWebSocket, eventTypeLabel(sc), code, 1, time.Since(start))
+		}(time.Now())
+	}
 	req, err := notification.ParseNotifyRequest(body)
 	if err != nil {
 		code, msg, _ = requestError(notifyEndpoint, err)
 		return "", code, msg
 	}
-	sc, err := set.Registry.Lookup(req.EventType)
+	sc, err = set.Registry.Lookup(req.EventType)
 	if err != nil {
+		sc = nil
 		code, msg, _ = requestError(notifyEndpoint, err)
 		return "", code, msg
 	}
