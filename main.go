@@ -225,7 +225,13 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 		return 1
 	}
 	defer ln.Close()
-	srv, err := server.New(ctx, cfg, server.Options{ConfigPath: path, Env: env, Logger: log, LogLevel: level, Version: version, Runtime: rt})
+	mln, err := server.ListenMetrics(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "herald: %v\n", err)
+		return 1
+	}
+	srv, err := server.New(ctx, cfg, server.Options{ConfigPath: path, Env: env, Logger: log, LogLevel: level, Version: version, Runtime: rt,
+		MetricsListener: mln})
 	if err != nil {
 		fmt.Fprintf(stderr, "herald: %v\n", err)
 		return 1

@@ -13,6 +13,7 @@ import (
 	"herald/configs"
 	"herald/handlers"
 	"herald/jetstream"
+	"herald/metrics"
 	"herald/stream"
 )
 
@@ -44,6 +45,7 @@ func (s *Server) Reload(ctx context.Context, opts handlers.ReloadOptions) (*hand
 		trigger = "reload"
 	}
 	rep, err := s.reload(ctx, opts)
+	s.countReload(err)
 	if err != nil {
 		var re *handlers.ReloadError
 		if errors.As(err, &re) {
@@ -76,7 +78,7 @@ func (s *Server) reload(ctx context.Context, _ handlers.ReloadOptions) (*handler
 		return nil, &handlers.ReloadError{Code: handlers.ReloadRefused, Refused: refused,
 			Message: "these settings cannot change while herald runs (restart it to apply them); nothing was applied: " + strings.Join(refused, ", ")}
 	}
-	rt, err := NewRuntime(cfg, s.opts.runtimeOptions(s.log), old)
+	rt, err := NewRuntime(cfg, s.runtimeOptions(), old)
 	if err != nil {
 		return nil, &handlers.ReloadError{Code: handlers.ReloadInvalid, Message: fmt.Sprintf("config %s:\n%v", s.opts.ConfigPath, err)}
 	}
@@ -127,6 +129,24 @@ func (s *Server) reload(ctx context.Context, _ handlers.ReloadOptions) (*handler
 		Added: d.added, Removed: d.removed, Changed: d.changed, StorageReconciled: d.storage,
 		Settings: d.settings, StreamsEnded: ended,
 	}, nil
+}
+
+// countReload counts a reload's outcome in the metrics: ok, refused (a
+// *handlers.ReloadError with ReloadRefused) or error.
+func (s *Server) countReload(err error) {
+	if s.metrics == nil {
+		return
+	}
+	var re *handlers.ReloadError
+	switch {
+	case err == nil:
+		s.metrics.Reloaded(metrics.ReloadOK)
+		s.describe(s.Runtime())
+	case errors.As(err, &re) && re.Code == handlers.ReloadRefused:
+		s.metrics.Reloaded(metrics.ReloadRefused)
+	default:
+		s.metrics.Reloaded(metrics.ReloadError)
+	}
 }
 
 // fixedChanges lists the settings that differ between old and next but

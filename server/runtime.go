@@ -69,6 +69,10 @@ type RuntimeOptions struct {
 	// AuthNow and ECPDSNow are the clocks of token verification and of the
 	// ECPDS cache (tests); nil means time.Now.
 	AuthNow, ECPDSNow func() time.Time
+	// AuthObserver and ECPDSObserver are told the authentication attempts
+	// and the ECPDS lookups (metrics); nil records nothing.
+	AuthObserver  api.AuthObserver
+	ECPDSObserver ecpds.Observer
 }
 
 // NewRuntime builds and validates the Runtime of cfg as a whole: every
@@ -93,7 +97,7 @@ func NewRuntime(cfg *configs.Config, opts RuntimeOptions, reuse *Runtime) (*Runt
 		return nil, fmt.Errorf("codecs: %w", err)
 	}
 	if rt.Auth, err = api.NewAuthenticator(api.AuthOptions{Config: authConfig(cfg.Auth), HTTPClient: opts.HTTPClient,
-		Now: opts.AuthNow, Logger: log.With("component", "auth")}); err != nil {
+		Now: opts.AuthNow, Logger: log.With("component", "auth"), Observer: opts.AuthObserver}); err != nil {
 		return nil, err
 	}
 	if cfg.Application.CORS != nil {
@@ -105,7 +109,7 @@ func NewRuntime(cfg *configs.Config, opts RuntimeOptions, reuse *Runtime) (*Runt
 		if reuse != nil && reuse.ECPDS != nil && reflect.DeepEqual(reuse.Config.ECPDS, cfg.ECPDS) {
 			rt.ECPDS = reuse.ECPDS
 		} else if rt.ECPDS, err = ecpds.New(ecpds.Options{Config: ecpdsConfig(*cfg.ECPDS), HTTPClient: opts.HTTPClient,
-			Now: opts.ECPDSNow, Logger: log.With("component", "ecpds")}); err != nil {
+			Now: opts.ECPDSNow, Logger: log.With("component", "ecpds"), Observer: opts.ECPDSObserver}); err != nil {
 			return nil, err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 	"herald/engine"
 	"herald/handlers"
 	"herald/jetstream"
+	"herald/metrics"
 )
 
 // Options configure a Server.
@@ -44,8 +46,14 @@ type Options struct {
 	StreamWriteTimeout time.Duration
 	// Runtime, when not nil, is the Runtime of the configuration already
 	// built (main validates the configuration before it binds the port);
-	// New then does not build it again.
+	// New then does not build it again (with metrics enabled it builds
+	// it again, with the metrics' observers).
 	Runtime *Runtime
+	// MetricsListener is the metrics listener main bound before the
+	// backend started (ListenMetrics); with metrics enabled and no
+	// listener, New binds metrics.host:metrics.port itself, before the
+	// backend starts.
+	MetricsListener net.Listener
 }
 
 // BackendError is a failure of New to start or reach the backend, as
@@ -71,6 +79,10 @@ type Server struct {
 	rt       atomic.Pointer[Runtime]
 	router   atomic.Pointer[http.Handler]
 	reloadMu sync.Mutex // one reload at a time
+
+	// metrics is nil when metrics are disabled; metricsSrv serves them.
+	metrics    *metrics.Metrics
+	metricsSrv *metrics.Server
 }
 
 // New builds herald from a loaded configuration: the Runtime first (so
@@ -82,20 +94,33 @@ func New(ctx context.Context, cfg *configs.Config, opts Options) (*Server, error
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	s := &Server{opts: opts, log: log, eng: opts.Engine}
+	if cfg.Metrics.Enabled {
+		s.metrics = newMetrics(cfg, opts.Version)
+	}
 	rt := opts.Runtime
-	if rt == nil {
+	if rt == nil || s.metrics != nil {
 		var err error
-		if rt, err = NewRuntime(cfg, opts.runtimeOptions(log), nil); err != nil {
+		if rt, err = NewRuntime(cfg, s.runtimeOptions(), nil); err != nil {
+			if opts.MetricsListener != nil {
+				_ = opts.MetricsListener.Close()
+			}
 			return nil, err
 		}
 	}
 	if opts.LogLevel != nil {
 		opts.LogLevel.Set(rt.LogLevel)
 	}
-	s := &Server{opts: opts, log: log, eng: opts.Engine}
+	if s.metrics != nil {
+		// Bound before the backend starts: a port in use fails first.
+		if err := s.serveMetrics(cfg, opts.MetricsListener); err != nil {
+			return nil, err
+		}
+	}
 	if s.eng == nil {
-		eng, err := NewEngine(ctx, cfg, log)
+		eng, err := NewEngine(ctx, cfg, log, s.backendObserver(cfg))
 		if err != nil {
+			s.stopMetrics()
 			return nil, &BackendError{Err: err}
 		}
 		s.eng, s.ownsEng = eng, true
@@ -104,11 +129,35 @@ func New(ctx context.Context, cfg *configs.Config, opts Options) (*Server, error
 	if opts.ConfigPath != "" {
 		reloader = s
 	}
-	s.h = handlers.New(handlers.Options{Settings: rt.Handlers, Engine: s.eng, StreamWriteTimeout: opts.StreamWriteTimeout,
-		Version: opts.Version, Logger: log, Reloader: reloader})
+	hopts := handlers.Options{Settings: rt.Handlers, Engine: s.eng, StreamWriteTimeout: opts.StreamWriteTimeout,
+		Version: opts.Version, Logger: log, Reloader: reloader}
+	if s.metrics != nil {
+		hopts.Observer = handlersObserver{s.metrics}
+	}
+	s.h = handlers.New(hopts)
 	s.limits = api.NewStreamLimiter(rt.Limits)
 	s.install(rt)
+	s.describe(rt)
 	return s, nil
+}
+
+// backendObserver is the observer of the engine New builds (nil without
+// metrics).
+func (s *Server) backendObserver(cfg *configs.Config) jetstream.Observer {
+	if s.metrics == nil {
+		return nil
+	}
+	return s.metrics.Backend(cfg.NotificationBackend.Kind)
+}
+
+// runtimeOptions are the RuntimeOptions of the server: its options' and
+// the metrics' observers.
+func (s *Server) runtimeOptions() RuntimeOptions {
+	ro := s.opts.runtimeOptions(s.log)
+	if s.metrics != nil {
+		ro.AuthObserver, ro.ECPDSObserver = s.metrics, s.metrics
+	}
+	return ro
 }
 
 // runtimeOptions are the RuntimeOptions of the server's options.
@@ -118,17 +167,23 @@ func (o *Options) runtimeOptions(log *slog.Logger) RuntimeOptions {
 
 // NewEngine builds the configured backend: the in-memory engine, or the
 // JetStream engine (embedded nats-server, or an external one by URL).
-func NewEngine(ctx context.Context, cfg *configs.Config, log *slog.Logger) (engine.Engine, error) {
+// obs, when not nil, is told the engine's operations (metrics).
+func NewEngine(ctx context.Context, cfg *configs.Config, log *slog.Logger, obs jetstream.Observer) (engine.Engine, error) {
 	switch cfg.NotificationBackend.Kind {
 	case configs.BackendInMemory:
 		m := cfg.NotificationBackend.InMemory
-		return engine.NewMemory(engine.MemoryOptions{MaxHistoryPerTopic: m.MaxHistoryPerTopic, MaxTopics: m.MaxTopics}), nil
+		mo := engine.MemoryOptions{MaxHistoryPerTopic: m.MaxHistoryPerTopic, MaxTopics: m.MaxTopics}
+		if obs != nil {
+			mo.Observer = obs
+		}
+		return engine.NewMemory(mo), nil
 	case configs.BackendJetStream:
 		opts, err := jetstream.OptionsFromConfig(cfg)
 		if err != nil {
 			return nil, err
 		}
 		opts.Logger = log.With("component", "jetstream")
+		opts.Observer = obs
 		return jetstream.Open(ctx, opts)
 	default:
 		return nil, fmt.Errorf("notification_backend.kind %q is not available in this build", cfg.NotificationBackend.Kind)
@@ -140,7 +195,11 @@ func NewEngine(ctx context.Context, cfg *configs.Config, log *slog.Logger) (engi
 // settings are applied by the caller where order matters).
 func (s *Server) install(rt *Runtime) {
 	s.limits.Configure(rt.Limits)
-	var h http.Handler = api.NewRouter(api.Options{Handlers: s.h, Logger: s.log, Auth: rt.Auth, CORS: rt.CORS, Limits: s.limits})
+	ao := api.Options{Handlers: s.h, Logger: s.log, Auth: rt.Auth, CORS: rt.CORS, Limits: s.limits}
+	if s.metrics != nil {
+		ao.Metrics = s.metrics.Middleware
+	}
+	var h http.Handler = api.NewRouter(ao)
 	s.router.Store(&h)
 	s.rt.Store(rt)
 	if s.opts.LogLevel != nil {
@@ -210,6 +269,7 @@ func (s *Server) Drain(srv *http.Server, grace time.Duration) {
 	if rt := s.Runtime(); rt.ECPDS != nil {
 		rt.ECPDS.Close()
 	}
+	s.stopMetrics()
 }
 
 // Close ends every stream and closes the backend it built (tests).
@@ -219,6 +279,7 @@ func (s *Server) Close() {
 	if rt := s.Runtime(); rt.ECPDS != nil {
 		rt.ECPDS.Close()
 	}
+	s.stopMetrics()
 }
 
 func (s *Server) closeEngine(deadline time.Time) {
