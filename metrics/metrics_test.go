@@ -1,0 +1,98 @@
+package metrics
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// TestEnginesDoNotImportPrometheus enforces the design rule: the engines
+// and the stream runner report through their own observer interfaces and
+// never import Prometheus (go list -deps).
+func TestEnginesDoNotImportPrometheus(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "herald/engine", "herald/jetstream", "herald/stream").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 10 {
+		t.Fatalf("go list -deps listed %d packages: %q", len(deps), out)
+	}
+	for _, d := range deps {
+		if strings.Contains(d, "prometheus") || d == "herald/metrics" {
+			t.Errorf("engine, jetstream or stream depends on %s", d)
+		}
+	}
+}
+
+// TestMiddlewareRoutes checks the route and method labels: the matched
+// pattern through a mounted sub-router, unmatched for no route (404) and
+// a method the path does not serve (405), other for a non-standard
+// method, error for a handler that panicked, and the in-flight gauge.
+func TestMiddlewareRoutes(t *testing.T) {
+	m := New(Options{Version: "test"})
+	inside := make(chan float64, 1)
+	r := chi.NewRouter()
+	r.Use(m.Middleware)
+	r.Use(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer func() {
+				if rec := recover(); rec != nil {
+					// What package api's recoverer does.
+					w.(interface{ RouteError() }).RouteError()
+					w.WriteHeader(500)
+				}
+			}()
+			next.ServeHTTP(w, r)
+		})
+	})
+	r.Get("/a", func(w http.ResponseWriter, r *http.Request) {
+		inside <- testutil.ToFloat64(m.httpInFlight.WithLabelValues("GET"))
+	})
+	r.Get("/boom", func(http.ResponseWriter, *http.Request) { panic("boom") })
+	r.Route("/api/v1", func(r chi.Router) {
+		r.Post("/x/{id}", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(202) })
+	})
+	for _, c := range []struct {
+		method, path string
+		status       int
+	}{
+		{"GET", "/a", 200}, {"POST", "/api/v1/x/1", 202}, {"POST", "/api/v1/x/2", 202},
+		{"GET", "/api/v1/nope", 404}, {"GET", "/nope", 404}, {"GET", "/api/v1/x/1", 405},
+		{"BREW", "/a", 405}, {"GET", "/boom", 500},
+	} {
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, httptest.NewRequest(c.method, c.path, nil))
+		if w.Code != c.status {
+			t.Fatalf("%s %s: %d, want %d", c.method, c.path, w.Code, c.status)
+		}
+	}
+	if got := <-inside; got != 1 {
+		t.Errorf("in flight inside the handler: %v, want 1", got)
+	}
+	for _, c := range []struct {
+		route, method, status string
+		want                  float64
+	}{
+		{"/a", "GET", "200", 1}, {"/api/v1/x/{id}", "POST", "202", 2},
+		{"unmatched", "GET", "404", 2}, {"unmatched", "GET", "405", 1},
+		{"unmatched", "other", "405", 1}, {"error", "GET", "500", 1},
+	} {
+		if got := testutil.ToFloat64(m.httpRequests.WithLabelValues(c.route, c.method, c.status)); got != c.want {
+			t.Errorf("requests{%s,%s,%s} = %v, want %v", c.route, c.method, c.status, got, c.want)
+		}
+	}
+	if n := testutil.CollectAndCount(m.httpRequests); n != 6 {
+		t.Errorf("%d request series, want 6", n)
+	}
+	for _, meth := range []string{"GET", "POST", "other"} {
+		if got := testutil.ToFloat64(m.httpInFlight.WithLabelValues(meth)); got != 0 {
+			t.Errorf("in flight %s after the requests: %v", meth, got)
+		}
+	}
+}
