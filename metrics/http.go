@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Route labels that are not a route's pattern.
@@ -103,11 +104,38 @@ func (rw *recorder) finish() {
 func (rw *recorder) record(code int) {
 	rw.done = true
 	m := rw.m
-	route := rw.route()
-	method := methods[rw.method]
-	m.httpRequests.WithLabelValues(route, method, m.statusLabel(code)).Inc()
-	m.httpDuration.WithLabelValues(route, method).Observe(time.Since(rw.start).Seconds())
+	s := m.requestSeries(rw.route(), rw.method, code)
+	s.count.Inc()
+	s.duration.Observe(time.Since(rw.start).Seconds())
 	m.inFlight[rw.method].Dec()
+}
+
+// requestKey names the series of one route, method and status.
+type requestKey struct {
+	route  string
+	method int
+	status int
+}
+
+// requestSeries are the counter and the histogram of one requestKey.
+type requestSeries struct {
+	count    prometheus.Counter
+	duration prometheus.Observer
+}
+
+// requestSeries returns the series of a route, method and status, cached
+// (the label sets are bounded: routes, methods and statuses).
+func (m *Metrics) requestSeries(route string, method, status int) *requestSeries {
+	k := requestKey{route, method, status}
+	if v, ok := m.requests.Load(k); ok {
+		return v.(*requestSeries)
+	}
+	s := &requestSeries{
+		count:    m.httpRequests.WithLabelValues(route, methods[method], m.statusLabel(status)),
+		duration: m.httpDuration.WithLabelValues(route, methods[method]),
+	}
+	v, _ := m.requests.LoadOrStore(k, s)
+	return v.(*requestSeries)
 }
 
 // routeKey is a chain of chi patterns (a router and a sub-router).

@@ -109,8 +109,12 @@ type Metrics struct {
 	sessionsWS prometheus.Gauge
 	// status holds the labels of the status codes 100 to 599.
 	status [500]string
-	// routes caches the route label of each chain of chi patterns.
-	routes sync.Map // routeKey → string
+	// routes caches the route label of each chain of chi patterns;
+	// requests the request series by route, method and status; notified
+	// the accepted-notification series by transport and event type.
+	routes   sync.Map // routeKey → string
+	requests sync.Map // requestKey → *requestSeries
+	notified sync.Map // notifyKey → *notifySeries
 
 	usersMu sync.Mutex
 	users   map[string]map[string]int // route → user → open SSE streams
@@ -327,24 +331,25 @@ func (m *Metrics) Notified(transport, eventType, code string, n int, d time.Dura
 		return
 	}
 	if code == "" {
-		m.accepted.WithLabelValues(transport, eventType).Add(float64(n))
+		s := m.notifySeries(transport, eventType)
+		s.accepted.Add(float64(n))
 		if d > 0 {
-			h := m.publishTime.WithLabelValues(eventType)
 			for range n {
-				h.Observe(d.Seconds())
+				s.publish.Observe(d.Seconds())
 			}
 		}
-	} else {
-		m.refused.WithLabelValues(transport, eventType, code).Add(float64(n))
+		if s.success != nil {
+			s.success.Add(float64(n))
+		}
+		return
 	}
+	m.refused.WithLabelValues(transport, eventType, code).Add(float64(n))
 	if transport != "http" {
 		return
 	}
 	// Aviso's label: the event type once validation passed (a success or
 	// a storage failure), else unknown; rejected for authorisation.
 	switch code {
-	case "":
-		m.notifications.WithLabelValues(eventType, "success").Add(float64(n))
 	case "NOTIFICATION_STORAGE_FAILED", "SERVICE_UNAVAILABLE":
 		m.notifications.WithLabelValues(eventType, "error").Add(float64(n))
 	case "UNAUTHORIZED", "FORBIDDEN":
@@ -352,6 +357,31 @@ func (m *Metrics) Notified(transport, eventType, code string, n int, d time.Dura
 	default:
 		m.notifications.WithLabelValues("unknown", "error").Add(float64(n))
 	}
+}
+
+// notifyKey names the series of accepted notifications.
+type notifyKey struct{ transport, eventType string }
+
+// notifySeries are the series an accepted notification counts in (success
+// is nil for a transport other than http).
+type notifySeries struct {
+	accepted, success prometheus.Counter
+	publish           prometheus.Observer
+}
+
+// notifySeries returns the series of accepted notifications of a
+// transport and event type, cached (event types are configured names).
+func (m *Metrics) notifySeries(transport, eventType string) *notifySeries {
+	k := notifyKey{transport, eventType}
+	if v, ok := m.notified.Load(k); ok {
+		return v.(*notifySeries)
+	}
+	s := &notifySeries{accepted: m.accepted.WithLabelValues(transport, eventType), publish: m.publishTime.WithLabelValues(eventType)}
+	if transport == "http" {
+		s.success = m.notifications.WithLabelValues(eventType, "success")
+	}
+	v, _ := m.notified.LoadOrStore(k, s)
+	return v.(*notifySeries)
 }
 
 // SessionOpened implements handlers.SessionObserver.
