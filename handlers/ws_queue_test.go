@@ -51,7 +51,7 @@ func seqOf(t *testing.T, id string) int {
 // that reads nothing discards and counts; every notification is either
 // delivered (once, in order) or counted, exactly.
 func TestSessionDroppingCountsExact(t *testing.T) {
-	s := startServer(t, wsConfig, queueConfig)
+	s := startServer(t, wsConfig, withMetrics(t, queueConfig))
 	c := s.dialSlow(t)
 	c.welcome()
 	c.ok("subscribe", `"name":"d","event_type":"ev","mode":"dropping"`)
@@ -101,6 +101,14 @@ func TestSessionDroppingCountsExact(t *testing.T) {
 	if ids[len(ids)-1] != published {
 		t.Fatalf("last delivered %d, want %d", ids[len(ids)-1], published)
 	}
+	if got := metric(t, s, "herald_session_subscription_dropped_rows_total", ""); got != float64(dropped) {
+		t.Fatalf("herald_session_subscription_dropped_rows_total %v, the client was told of %d", got, dropped)
+	}
+	// Handed to the session: delivered, or dropped by its queue (not by
+	// the subscription's own live queue).
+	if got, want := metric(t, s, "herald_live_deliveries_total", "transport=websocket"), len(ids)+int(s.Handlers.SessionDropped()); got != float64(want) {
+		t.Fatalf("herald_live_deliveries_total{websocket} %v, want %d delivered + %d dropped by the session queue", got, len(ids), s.Handlers.SessionDropped())
+	}
 	t.Logf("%d delivered, %d dropped", len(ids), dropped)
 }
 
@@ -108,7 +116,7 @@ func TestSessionDroppingCountsExact(t *testing.T) {
 // reads nothing ends with overflow after blocking_timeout_ms; resuming
 // from its resume id loses nothing.
 func TestSessionBlockingOverflow(t *testing.T) {
-	s := startServer(t, wsConfig, queueConfig)
+	s := startServer(t, wsConfig, withMetrics(t, queueConfig))
 	c := s.dialSlow(t)
 	c.welcome()
 	c.ok("subscribe", `"name":"b","event_type":"ev"`)
@@ -136,6 +144,9 @@ func TestSessionBlockingOverflow(t *testing.T) {
 	}
 	if end["reason"] != "overflow" || end["sub"] != "b" || end["gen"] != float64(1) {
 		t.Fatalf("end %v", end)
+	}
+	if got := metric(t, s, "herald_stream_ends_total", "reason=overflow,transport=websocket"); got != 1 {
+		t.Fatalf("herald_stream_ends_total{overflow,websocket} %v, want 1", got)
 	}
 	resume := seqOf(t, end["resume_from_id"].(string))
 	for i, seq := range got {
