@@ -316,7 +316,8 @@ func TestFeedCatchesUpAfterReconnect(t *testing.T) {
 	s := runServer(t, t.TempDir(), freePort(t), nil)
 	px := newProxy(t, s.Addr().String())
 	pub := openURL(t, s.ClientURL(), nil)
-	cut := openURL(t, px.url(), nil)
+	rec := newRecorder()
+	cut := openURL(t, px.url(), func(o *Options) { o.Observer = rec })
 	sub, err := cut.Subscribe(context.Background(), engine.Query{Stream: "mars"}, engine.SubscribeOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -335,6 +336,11 @@ func TestFeedCatchesUpAfterReconnect(t *testing.T) {
 	expect(t, sub, 6, 25)
 	mustPublish(t, cut, note("mars", "od", "last"))
 	expect(t, sub, 26, 26)
+	// The observer saw one reconnection, no gap, the one publish.
+	ops, reconnects, gaps := rec.counts()
+	if reconnects != 1 || len(gaps) != 0 || len(ops) != 1 || ops["publish ok"] != 1 {
+		t.Fatalf("observer: %d reconnections, gaps %v, operations %v; want 1, none, one publish ok", reconnects, gaps, ops)
+	}
 }
 
 // expect reads the records from..to from sub, in order.
@@ -364,7 +370,8 @@ func TestFeedGapAfterOutage(t *testing.T) {
 	px := newProxy(t, s.Addr().String())
 	small := func(o *Options) { o.Defaults.MaxMsgs = 5 }
 	pub := openURL(t, s.ClientURL(), small)
-	cut := openURL(t, px.url(), small)
+	rec := newRecorder()
+	cut := openURL(t, px.url(), func(o *Options) { small(o); o.Observer = rec })
 	sub, err := cut.Subscribe(context.Background(), engine.Query{Stream: "mars"}, engine.SubscribeOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -387,6 +394,9 @@ func TestFeedGapAfterOutage(t *testing.T) {
 		t.Fatalf("received %d across the gap", r.Seq)
 	case <-time.After(wait):
 		t.Fatal("subscription not ended after the gap")
+	}
+	if _, reconnects, gaps := rec.counts(); reconnects != 1 || len(gaps) != 1 || gaps[0] != "mars" {
+		t.Fatalf("observer: %d reconnections, gaps %v; want 1 and [mars]", reconnects, gaps)
 	}
 	again, err := cut.Subscribe(context.Background(), engine.Query{Stream: "mars"}, engine.SubscribeOptions{})
 	if err != nil {

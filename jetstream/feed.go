@@ -291,8 +291,8 @@ func (f *feed) reopenOnce() error {
 		// between reconnect for nothing, which is harmless).
 		f.rewind(end)
 		f.e.hub.SetLast(f.base, end)
-		f.e.hub.EndStream(f.base, fmt.Errorf("jetstream: stream %s went back from sequence %d to %d: %w", f.name, last, end, engine.ErrGap))
 		f.e.opts.Observer.Gap(f.base)
+		f.e.hub.EndStream(f.base, fmt.Errorf("jetstream: stream %s went back from sequence %d to %d: %w", f.name, last, end, engine.ErrGap))
 		last = end
 	}
 	_, err = f.r.create(ctx, start{seq: last + 1})
@@ -310,9 +310,9 @@ func (f *feed) handle(m *nats.Msg, md meta, afterReset bool) {
 	if afterReset && seq > last+1 {
 		f.e.log.Warn("live feed: notifications were removed from the stream while its feed was reconnecting; ending its subscriptions so that clients reconnect from their last sequence",
 			"stream", f.name, "first_missing", last+1, "last_missing", seq-1)
+		f.e.opts.Observer.Gap(f.base)
 		f.e.hub.EndStream(f.base, fmt.Errorf("jetstream: stream %s: notifications %d to %d were removed while the live feed was reconnecting: %w",
 			f.name, last+1, seq-1, engine.ErrGap))
-		f.e.opts.Observer.Gap(f.base)
 	}
 	rec, err := record(m.Subject, m.Header, m.Data, seq, md.at, f.e.eventTypeOf(f.base))
 	if err != nil {
