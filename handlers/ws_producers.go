@@ -347,6 +347,10 @@ func (pr *producer) validate(raw jsontext.Value) ([]*notification.Notification, 
 		if err != nil {
 			return nil, nil, fmt.Sprintf("batch[%d]: %v", i, err)
 		}
+		// The decoder's value is valid only until its next read: the
+		// element is taken from raw itself, which the request owns.
+		end := int(dec.InputOffset())
+		v = raw[end-len(v) : end]
 		if i >= pr.maxBatch {
 			return nil, nil, fmt.Sprintf("producer_max_batch (%d): the batch has more notifications", pr.maxBatch)
 		}
@@ -364,31 +368,17 @@ func (pr *producer) validate(raw jsontext.Value) ([]*notification.Notification, 
 	return ns, errs, ""
 }
 
-// one validates one element of a batch.
+// one validates one element of a batch. v aliases the request's batch,
+// which the request owns, so the notification may keep parts of it.
 func (pr *producer) one(v jsontext.Value) (*notification.Notification, string, string) {
 	if v.Kind() != '{' {
 		return nil, "INVALID_REQUEST", `each element is an object {"identifier": …, "payload": …}`
 	}
-	dec := jsontext.NewDecoder(bytes.NewReader(v))
-	_, _ = dec.ReadToken()
-	members := map[string]jsontext.Value{"event_type": jsontext.Value(mustJSON(pr.eventType))}
-	for dec.PeekKind() != '}' {
-		k, err := dec.ReadToken()
-		if err != nil {
-			return nil, "INVALID_REQUEST", err.Error()
-		}
-		name := k.String()
-		val, err := dec.ReadValue()
-		if err != nil {
-			return nil, "INVALID_REQUEST", err.Error()
-		}
-		if name != "identifier" && name != "payload" {
-			return nil, "INVALID_REQUEST", "unknown key '" + name + "': an element has identifier and payload"
-		} else {
-			members[name] = val.Clone()
-		}
+	req, err := notification.ParseNotifyElement(v, pr.eventType)
+	var ke *notification.ElementKeyError
+	if errors.As(err, &ke) {
+		return nil, "INVALID_REQUEST", ke.Error()
 	}
-	req, err := notification.ParseNotifyRequest(requestBody(members, "event_type", "identifier", "payload"))
 	if err != nil {
 		code, msg, _ := requestError(notifyEndpoint, err)
 		return nil, code, msg

@@ -140,6 +140,60 @@ func parseRequest(body []byte, fields map[string]bool, allowed string) (*Request
 	return req, nil
 }
 
+// ElementKeyError is a key of a producer batch element other than
+// identifier and payload (the event type is the producer's).
+type ElementKeyError struct{ Key string }
+
+func (e *ElementKeyError) Error() string {
+	return "unknown key '" + e.Key + "': an element has identifier and payload"
+}
+
+// ParseNotifyElement parses one element of a WebSocket producer's batch,
+// an object {"identifier": …, "payload": …} already known to be one valid
+// JSON value, as the notify request of eventType: the checks of
+// ParseNotifyRequest on the element itself, without rebuilding a notify
+// body. A missing identifier is an empty one. The first key other than
+// identifier and payload, in document order, is an *ElementKeyError;
+// other failures are *ParseError. Raw values in the result alias elem.
+func ParseNotifyElement(elem []byte, eventType string) (*Request, error) {
+	top, err := scanRequest(elem)
+	if err != nil {
+		return nil, &ParseError{Kind: InvalidJSON, Detail: err.Error()}
+	}
+	if top.kind != '{' {
+		return nil, &ParseError{Kind: InvalidShape, Detail: "expected a JSON object with identifier and payload, found " + jsonKind(top.kind)}
+	}
+	for _, m := range top.members {
+		if m.key != "identifier" && m.key != "payload" {
+			return nil, &ElementKeyError{Key: m.key}
+		}
+	}
+	if err := checkNumberRange(elem); err != nil {
+		return nil, &ParseError{Kind: InvalidJSON, Detail: err.Error()}
+	}
+	if top.dup != "" {
+		return nil, &ParseError{Kind: InvalidShape, Detail: fmt.Sprintf("duplicate field `%s`", top.dup)}
+	}
+	if top.identDup != "" {
+		return nil, &ParseError{Kind: InvalidShape, Detail: fmt.Sprintf("duplicate field `%s` in `identifier`: each identifier key may appear once", top.identDup)}
+	}
+	req := &Request{EventType: eventType, Identifier: map[string]json.RawMessage{}}
+	for _, m := range top.members {
+		switch m.key {
+		case "identifier":
+			if m.raw[0] != '{' {
+				return nil, shapeErr("identifier", "an object", m.raw)
+			}
+			req.Identifier = top.identifier
+		case "payload":
+			if string(m.raw) != "null" {
+				req.Payload = json.RawMessage(m.raw)
+			}
+		}
+	}
+	return req, nil
+}
+
 type member struct {
 	key string
 	raw []byte
