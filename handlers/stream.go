@@ -92,7 +92,7 @@ func (h *Handlers) serveStream(w http.ResponseWriter, r *http.Request, mode stre
 	capSendBuffer(r, set.Watch.SendBufferBytes, h.log)
 	ctx, leave := h.running.Join(r.Context(), s.Name)
 	defer leave()
-	end := stream.Run(ctx, h.eng, spec, sink)
+	end := stream.Run(ctx, h.eng, &spec, sink)
 	if sink.sse != nil {
 		defer h.streams.Add(-1)
 	}

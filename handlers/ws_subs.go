@@ -346,7 +346,7 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 		defer s.subsWG.Done()
 		defer leave()
 		defer s.h.sessionSubs.Add(-1)
-		end := stream.Run(ctx, s.h.eng, spec, sub)
+		end := stream.Run(ctx, s.h.eng, &spec, sub)
 		s.finish(sub, end)
 	}()
 	if err := <-opened; err != nil {

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"herald/configs"
@@ -206,9 +207,6 @@ var reasonNames = [...]string{
 	SchemaChanged: "schema_changed", SchemaRemoved: "schema_removed", Unauthorized: "unauthorized",
 }
 
-// ReasonNames returns the names of every reason, in order.
-func ReasonNames() []string { return append([]string(nil), reasonNames[:]...) }
-
 // String returns the reason's name (the session protocol's where it has
 // one).
 func (r Reason) String() string {
@@ -217,6 +215,9 @@ func (r Reason) String() string {
 	}
 	return fmt.Sprintf("reason(%d)", r)
 }
+
+// ReasonNames returns the names of every reason, in order.
+func ReasonNames() []string { return append([]string(nil), reasonNames[:]...) }
 
 // End is how and where a stream ended.
 type End struct {
@@ -269,21 +270,30 @@ func (s *Stop) Error() string {
 // Run runs one stream until it ends and returns why. ctx bounds it: its
 // cancellation with a *Stop cause ends the stream with that reason; any
 // other cancellation means the client went away. Run calls sink only from
-// its own goroutine.
-func Run(ctx context.Context, eng engine.Engine, spec Spec, sink Sink) End {
-	r := &runner{ctx: ctx, eng: eng, spec: spec, sink: sink, obs: spec.Observer}
-	if spec.PageSize <= 0 {
-		r.spec.PageSize = configs.DefaultReplayBatchSize
+// its own goroutine. Run copies *spec when it starts, so the caller may
+// change or reuse it afterwards.
+//
+// An idle watch waits in live, called from here rather than from the
+// setup, so that the waiting goroutine's stack stays shallow: the garbage
+// collector halves a goroutine's stack only while less than a quarter of
+// it is in use, and a watcher spends its life waiting.
+func Run(ctx context.Context, eng engine.Engine, spec *Spec, sink Sink) End {
+	r := newRunner(ctx, eng, spec, sink)
+	defer r.release()
+	if end, live := r.setupApart(); !live {
+		r.end = end
+	} else {
+		r.live()
 	}
-	if r.obs == nil {
-		r.obs = noObserver{}
-	}
-	r.due, _ = sink.(Deadliner)
-	end := r.run()
+	r.ended()
+	return r.end
+}
+
+// ended tells the observer how a stream that opened ended.
+func (r *runner) ended() {
 	if r.opened {
-		r.obs.Ended(end.Reason.String())
+		r.obs.Ended(r.end.Reason.String())
 	}
-	return end
 }
 
 // open opens the sink and tells the observer.
@@ -294,6 +304,22 @@ func (r *runner) open(o Opening) error {
 	r.opened = true
 	r.obs.Opened()
 	return nil
+}
+
+// newRunner is kept out of Run so that the runner lives on the heap, not
+// in Run's frame below the waiting live loop.
+//
+//go:noinline
+func newRunner(ctx context.Context, eng engine.Engine, spec *Spec, sink Sink) *runner {
+	r := &runner{ctx: ctx, eng: eng, spec: *spec, sink: sink, obs: spec.Observer}
+	if spec.PageSize <= 0 {
+		r.spec.PageSize = configs.DefaultReplayBatchSize
+	}
+	if r.obs == nil {
+		r.obs = noObserver{}
+	}
+	r.due, _ = sink.(Deadliner)
+	return r
 }
 
 // runner is one running stream.
@@ -311,37 +337,98 @@ type runner struct {
 	boundary uint64
 	beat     <-chan time.Time
 	maxDur   <-chan time.Time
+	// beatTicker and maxTimer drive beat and maxDur; release stops them.
+	beatTicker *time.Ticker
+	maxTimer   *time.Timer
 	// lastSeq is the sequence of the last record handed to the sink;
 	// delivered reports whether there was one.
 	lastSeq   uint64
 	delivered bool
+	// liveSince is when the stream went live; pending reports records
+	// given to the sink since its last Flush.
+	liveSince time.Time
+	pending   bool
+	// end is the stream's end, set when setup or live returns.
+	end End
 }
 
-func (r *runner) run() End {
+// release stops the stream's timers and closes its live subscription.
+func (r *runner) release() {
+	if r.beatTicker != nil {
+		r.beatTicker.Stop()
+	}
+	if r.maxTimer != nil {
+		r.maxTimer.Stop()
+	}
+	if r.sub != nil {
+		r.sub.Close()
+	}
+}
+
+// setupApart runs setup in a goroutine of its own and waits for it. The
+// setup's calls (the engine's subscription, the sink's opening, the
+// history) go deeper than the waiting loop ever does, and a stack that
+// grew to 16 kB is halved only while less than a quarter of it is in use:
+// run in Run's goroutine, they would leave every idle HTTP watcher with a
+// 16 kB stack below the router's frames. The sink is still called by one
+// goroutine at a time, in order. A panic or runtime.Goexit in the setup
+// is carried over to Run's goroutine, where the server's recovery sees it.
+func (r *runner) setupApart() (End, bool) {
+	var (
+		end      End
+		live     bool
+		returned bool
+		panicked bool
+		value    any
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			if !returned {
+				if value = recover(); value != nil {
+					panicked = true
+				}
+			}
+		}()
+		end, live = r.setup()
+		returned = true
+	}()
+	<-done
+	switch {
+	case panicked:
+		panic(value)
+	case !returned:
+		runtime.Goexit()
+	}
+	return end, live
+}
+
+// setup opens the stream and delivers its history. It returns the end of
+// a stream that ended there, or live true when the stream goes on live.
+func (r *runner) setup() (End, bool) {
 	if stop := r.stopped(); stop != nil {
 		// Ended before it began (a shutdown under way): open and end at
 		// once, as a stream already running would.
 		if err := r.open(Opening{}); err != nil {
-			return r.sinkFailed(err)
+			return r.sinkFailed(err), false
 		}
-		return r.stopEnd(stop)
+		return r.stopEnd(stop), false
 	}
 	if r.spec.Mode == Watch {
 		sub, err := r.eng.Subscribe(r.ctx, r.spec.Query, engine.SubscribeOptions{QueueSize: r.spec.QueueSize, Overflow: r.spec.Overflow, BlockTimeout: r.spec.BlockTimeout})
 		if err != nil {
-			return r.setupFailed(err)
+			return r.setupFailed(err), false
 		}
-		defer sub.Close()
 		r.sub, r.boundary = sub, sub.Boundary()
 		if d := r.spec.MaxDuration; d > 0 {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			r.maxDur = t.C
+			r.maxTimer = time.NewTimer(d)
+			r.maxDur = r.maxTimer.C
 		}
 	} else {
 		last, err := r.eng.LastSeq(r.ctx, r.spec.Query.Stream)
 		if err != nil {
-			return r.setupFailed(err)
+			return r.setupFailed(err), false
 		}
 		r.boundary = last
 	}
@@ -350,28 +437,27 @@ func (r *runner) run() End {
 		open.TakeDropped = r.sub.TakeDropped
 	}
 	if err := r.open(open); err != nil {
-		return r.sinkFailed(err)
+		return r.sinkFailed(err), false
 	}
 	if r.spec.Mode == Watch && r.spec.Heartbeat > 0 {
 		if err := r.sink.Heartbeat(); err != nil {
-			return r.sinkFailed(err)
+			return r.sinkFailed(err), false
 		}
-		t := time.NewTicker(r.spec.Heartbeat)
-		defer t.Stop()
-		r.beat = t.C
+		r.beatTicker = time.NewTicker(r.spec.Heartbeat)
+		r.beat = r.beatTicker.C
 	}
 	if r.spec.Cursors.HasStart() {
 		if end, ok := r.history(); !ok {
-			return end
+			return end, false
 		}
 		if err := r.sink.HistoryDone(); err != nil {
-			return r.sinkFailed(err)
+			return r.sinkFailed(err), false
 		}
 		if r.spec.Mode == Replay {
-			return End{Reason: EndOfStream, Delivered: r.delivered}
+			return End{Reason: EndOfStream, Delivered: r.delivered}, false
 		}
 	}
-	return r.live()
+	return End{}, true
 }
 
 // sinkFailed is the end of a stream whose sink failed: an overflow the
@@ -594,63 +680,114 @@ func (r *runner) historyFailed(err error) End {
 }
 
 // live delivers live records until the stream ends.
-func (r *runner) live() End {
-	liveSince := time.Now()
-	maxLag := r.spec.MaxLag
+func (r *runner) live() {
+	r.liveSince = time.Now()
 	c := r.sub.C()
-	pending := false // records given to the sink since its last Flush
 	for {
 		select {
 		case <-r.ctx.Done():
-			return r.ctxEnd()
+			r.liveEnd(liveCanceled, nil)
+			return
 		default:
 		}
+		var why liveEvent
+		var rec *engine.Record
 		select {
 		case <-r.ctx.Done():
-			return r.ctxEnd()
+			why = liveCanceled
 		case <-r.maxDur:
-			return r.maxDurationEnd()
+			why = liveMaxDuration
 		case <-r.beat:
-			if err := r.sink.Heartbeat(); err != nil {
-				return r.sinkFailed(err)
-			}
-		case rec := <-c:
-			// The lag of a record counts from its arrival, or from when
-			// the stream went live for those it buffered during history.
-			since := rec.LiveAt
-			if since.Before(liveSince) {
-				since = liveSince
-			}
-			if maxLag > 0 && time.Since(since) > maxLag {
-				return End{Reason: Lagging, ResumeFrom: rec.Seq, Delivered: r.delivered,
-					Message: fmt.Sprintf("the client did not read for %s: its oldest undelivered notification waited longer than that", maxLag)}
-			}
-			if r.selected(rec) {
-				if maxLag > 0 && r.due != nil {
-					r.due.Due(since.Add(maxLag))
-				}
-				if err := r.sink.Record(rec, Live); err != nil {
-					return r.sinkFailed(err)
-				}
-				r.obs.Delivered(true)
-				r.lastSeq, r.delivered, pending = rec.Seq, true, true
-			}
-			// Flush when nothing else is waiting: a burst goes out in
-			// one write, a single notification at once, also when the
-			// burst ends with records the predicate or the sample
-			// leaves out.
-			// The channel holds only a few records; the subscription's
-			// spill buffer may hold more of the same burst.
-			if pending && len(c) == 0 && r.sub.Len() == 0 {
-				if err := r.sink.Flush(); err != nil {
-					return r.sinkFailed(err)
-				}
-				pending = false
-			}
+			why = liveBeat
+		case rec = <-c:
+			why = liveRec
 		case <-r.sub.Done():
-			return r.subscriptionEnded(r.sub.Err())
+			why = liveSubEnded
+		}
+		if !r.liveEnd(why, rec) {
+			return
 		}
 	}
+}
+
+// liveEvent is what woke the live loop.
+type liveEvent uint8
+
+const (
+	liveCanceled liveEvent = iota
+	liveMaxDuration
+	liveBeat
+	liveRec
+	liveSubEnded
+)
+
+// liveEnd handles what woke the live loop. It reports whether the stream
+// goes on; when it does not, r.end holds its end. It is apart from the
+// loop so that the loop's frame, on the stack of a waiting stream, holds
+// no End (see Run).
+//
+//go:noinline
+func (r *runner) liveEnd(why liveEvent, rec *engine.Record) bool {
+	switch why {
+	case liveCanceled:
+		r.end = r.ctxEnd()
+	case liveMaxDuration:
+		r.end = r.maxDurationEnd()
+	case liveBeat:
+		if err := r.sink.Heartbeat(); err != nil {
+			r.end = r.sinkFailed(err)
+		} else {
+			return true
+		}
+	case liveRec:
+		end, ok := r.liveRecord(rec, len(r.sub.C()))
+		if ok {
+			return true
+		}
+		r.end = end
+	default:
+		r.end = r.subscriptionEnded(r.sub.Err())
+	}
+	return false
+}
+
+// liveRecord hands one live record to the sink, and flushes when nothing
+// else waits (queued is what the channel held after it). It is apart from
+// live's loop to keep the waiting frame small (see Run).
+func (r *runner) liveRecord(rec *engine.Record, queued int) (End, bool) {
+	// The lag of a record counts from its arrival, or from when the
+	// stream went live for those it buffered during history.
+	since := rec.LiveAt
+	if since.Before(r.liveSince) {
+		since = r.liveSince
+	}
+	maxLag := r.spec.MaxLag
+	if maxLag > 0 && time.Since(since) > maxLag {
+		return End{Reason: Lagging, ResumeFrom: rec.Seq, Delivered: r.delivered,
+			Message: fmt.Sprintf("the client did not read for %s: its oldest undelivered notification waited longer than that", maxLag)}, false
+	}
+	if r.selected(rec) {
+		if maxLag > 0 && r.due != nil {
+			r.due.Due(since.Add(maxLag))
+		}
+		if err := r.sink.Record(rec, Live); err != nil {
+			return r.sinkFailed(err), false
+		}
+		r.obs.Delivered(true)
+		r.lastSeq, r.delivered, r.pending = rec.Seq, true, true
+	}
+	// Flush when nothing else is waiting: a burst goes out in one write,
+	// a single notification at once, also when the burst ends with
+	// records the predicate or the sample leaves out. The channel holds
+	// only a few records; the subscription's spill buffer may hold more
+	// of the same burst.
+	if r.pending && queued == 0 && r.sub.Len() == 0 {
+		if err := r.sink.Flush(); err != nil {
+			return r.sinkFailed(err), false
+		}
+		r.pending = false
+	}
+	return End{}, true
 }
 
 // subscriptionEnded maps the engine's end of the live subscription.

@@ -143,7 +143,7 @@ func (s *sink) waitFor(t *testing.T, want string) {
 // start runs a stream in the background and returns its end's channel.
 func start(ctx context.Context, e engine.Engine, spec stream.Spec, s *sink) <-chan stream.End {
 	ch := make(chan stream.End, 1)
-	go func() { ch <- stream.Run(ctx, e, spec, s) }()
+	go func() { ch <- stream.Run(ctx, e, &spec, s) }()
 	return ch
 }
 
@@ -187,7 +187,7 @@ func TestReplay(t *testing.T) {
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				s := newSink()
-				end := stream.Run(context.Background(), e, stream.Spec{Query: all, Mode: stream.Replay, Cursors: c.cursors, HistoryCap: c.cap, PageSize: 2}, s)
+				end := stream.Run(context.Background(), e, &stream.Spec{Query: all, Mode: stream.Replay, Cursors: c.cursors, HistoryCap: c.cap, PageSize: 2}, s)
 				checkEnd(t, end, c.reason, c.resume)
 				if s.got() != c.want {
 					t.Fatalf("calls %q, want %q", s.got(), c.want)
@@ -232,14 +232,14 @@ func TestWatchEnds(t *testing.T) {
 			s := newSink()
 			ctx, cancel := context.WithCancelCause(context.Background())
 			cancel(&stream.Stop{Reason: stream.Shutdown})
-			checkEnd(t, stream.Run(ctx, e, stream.Spec{Query: all}, s), stream.Shutdown, 1)
+			checkEnd(t, stream.Run(ctx, e, &stream.Spec{Query: all}, s), stream.Shutdown, 1)
 			if s.got() != "open@0" {
 				t.Fatalf("calls %q", s.got())
 			}
 		})
 		t.Run("max duration", func(t *testing.T) {
 			s := newSink()
-			end := stream.Run(context.Background(), e, stream.Spec{Query: all, MaxDuration: 50 * time.Millisecond}, s)
+			end := stream.Run(context.Background(), e, &stream.Spec{Query: all, MaxDuration: 50 * time.Millisecond}, s)
 			checkEnd(t, end, stream.MaxDuration, 1)
 		})
 		t.Run("stop with a message", func(t *testing.T) {
@@ -365,14 +365,14 @@ func TestWhereAndSample(t *testing.T) {
 	engines(t, func(t *testing.T, e engine.Engine) {
 		publish(t, e, 1, 6)
 		s := newSink()
-		end := stream.Run(context.Background(), e, stream.Spec{Query: all, Mode: stream.Replay, Cursors: stream.Cursors{FromSeq: seq(1)}, Where: oddKeys{}, HistoryCap: 2}, s)
+		end := stream.Run(context.Background(), e, &stream.Spec{Query: all, Mode: stream.Replay, Cursors: stream.Cursors{FromSeq: seq(1)}, Where: oddKeys{}, HistoryCap: 2}, s)
 		// The cap counts selected records: 5 is the third.
 		checkEnd(t, end, stream.HistoryLimit, 5)
 		if s.got() != "open@6 hist:1 hist:3" {
 			t.Fatalf("calls %q", s.got())
 		}
 		s = newSink()
-		end = stream.Run(context.Background(), e, stream.Spec{Query: all, Mode: stream.Replay, Cursors: stream.Cursors{FromSeq: seq(1)}, Where: oddKeys{}, Sample: &everyOther{}}, s)
+		end = stream.Run(context.Background(), e, &stream.Spec{Query: all, Mode: stream.Replay, Cursors: stream.Cursors{FromSeq: seq(1)}, Where: oddKeys{}, Sample: &everyOther{}}, s)
 		checkEnd(t, end, stream.EndOfStream, 0)
 		if s.got() != "open@6 hist:1 hist:5 done" {
 			t.Fatalf("calls %q", s.got())
