@@ -340,10 +340,22 @@ func testMetricsScrape(t *testing.T, backend string) {
 	waitValue(t, murl, "herald_sessions_open", "transport=websocket", 1)
 	waitValue(t, murl, "herald_watchers_open", "transport=websocket", 1)
 	send(`{"id":2,"op":"notify","event_type":"forecast","identifier":{"region":"europe","step":6}}`)
-	if f := read(`"id":2`); !strings.Contains(f, `"ok":true`) {
-		t.Fatalf("notify: %s", f)
+	// The live event may come before or after the notify's reply (the
+	// reply waits for the backend's acknowledgement; the event for the
+	// live feed): read until both have come.
+	var reply, events bool
+	for !reply || !events {
+		f := read(`"type":`)
+		switch {
+		case strings.Contains(f, `"type":"events"`):
+			events = true
+		case strings.Contains(f, `"id":2`):
+			if !strings.Contains(f, `"ok":true`) {
+				t.Fatalf("notify: %s", f)
+			}
+			reply = true
+		}
 	}
-	read(`"type":"events"`)
 	// Both SSE watchers get the live notification.
 	waitValue(t, murl, "herald_live_deliveries_total", "transport=sse", 2)
 	waitValue(t, murl, "herald_live_deliveries_total", "transport=websocket", 1)
