@@ -4,6 +4,12 @@ package configs
 const (
 	// DefaultMaxBodyBytes is herald's request body limit (1 MiB).
 	DefaultMaxBodyBytes = 1 << 20
+	// DefaultMaxBatchNotifications is application.max_batch_notifications.
+	DefaultMaxBatchNotifications = 1000
+	// MaxBatchNotificationsLimit is the largest max_batch_notifications:
+	// the answer to a batch lists an id per notification, and a backend
+	// failure part-way lists each by index.
+	MaxBatchNotificationsLimit = 100000
 	// DefaultBaseURL is application.base_url: the origin CloudEvent
 	// source and schema URLs are built on.
 	DefaultBaseURL = "http://localhost"
@@ -107,13 +113,14 @@ const (
 func Default() Config {
 	return Config{
 		Application: Application{
-			BaseURL:              DefaultBaseURL,
-			StaticFilesPath:      "",
-			Homepage:             defaultHomepage(),
-			MaxBodyBytes:         DefaultMaxBodyBytes,
-			ReadHeaderTimeoutSec: 10,
-			ReadBodyTimeoutSec:   30,
-			ShutdownGraceSec:     30,
+			BaseURL:               DefaultBaseURL,
+			StaticFilesPath:       "",
+			Homepage:              defaultHomepage(),
+			MaxBodyBytes:          DefaultMaxBodyBytes,
+			MaxBatchNotifications: DefaultMaxBatchNotifications,
+			ReadHeaderTimeoutSec:  10,
+			ReadBodyTimeoutSec:    30,
+			ShutdownGraceSec:      30,
 		},
 		Logging: Logging{Level: "info", Format: "json"},
 		NotificationBackend: Backend{

@@ -75,6 +75,9 @@ type Application struct {
 
 	// MaxBodyBytes is herald: the request body limit; larger bodies get 413.
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// MaxBatchNotifications is herald: the most notifications one batch
+	// notify (POST /api/v1/notifications) may carry.
+	MaxBatchNotifications int `yaml:"max_batch_notifications"`
 	// ReadHeaderTimeoutSec is herald: the time allowed to read request headers.
 	ReadHeaderTimeoutSec int `yaml:"read_header_timeout_sec"`
 	// ReadBodyTimeoutSec is herald: the time allowed to read a request body.

@@ -167,6 +167,9 @@ func (v *validator) application() {
 		}
 	}
 	v.positive("application.max_body_bytes", a.MaxBodyBytes)
+	if n := a.MaxBatchNotifications; n <= 0 || n > MaxBatchNotificationsLimit {
+		v.global("application.max_batch_notifications", "must be between 1 and %d, got %d", MaxBatchNotificationsLimit, n)
+	}
 	v.positive("application.read_header_timeout_sec", int64(a.ReadHeaderTimeoutSec))
 	v.positive("application.read_body_timeout_sec", int64(a.ReadBodyTimeoutSec))
 	v.nonNegative("application.shutdown_grace_sec", int64(a.ShutdownGraceSec))

@@ -55,6 +55,11 @@ func TestValidateRules(t *testing.T) {
 			"application.read_body_timeout_sec: must be greater than 0, got -1 (line 1)",
 			"application.shutdown_grace_sec: must not be negative, got -1 (line 1)"}},
 		{"shutdown grace zero", "application: {host: h, port: 1, shutdown_grace_sec: 0}\nnotification_backend: {kind: in_memory}\n", nil},
+		{"batch limit zero", "application: {host: h, port: 1, max_batch_notifications: 0}\nnotification_backend: {kind: in_memory}\n",
+			[]string{"application.max_batch_notifications: must be between 1 and 100000, got 0 (line 1)"}},
+		{"batch limit too large", "application: {host: h, port: 1, max_batch_notifications: 100001}\nnotification_backend: {kind: in_memory}\n",
+			[]string{"application.max_batch_notifications: must be between 1 and 100000, got 100001 (line 1)"}},
+		{"batch limit bounds", "application: {host: h, port: 1, max_batch_notifications: 100000}\nnotification_backend: {kind: in_memory}\n", nil},
 		// backend
 		{"kind missing", "application: {host: h, port: 1}\n", []string{"notification_backend.kind: required; use in_memory or jetstream"}},
 		{"kind unknown", "application: {host: h, port: 1}\nnotification_backend:\n  kind: redis\n",

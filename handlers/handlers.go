@@ -38,6 +38,9 @@ type Settings struct {
 	// MaxBodyBytes bounds request bodies (413 beyond it; default
 	// configs.DefaultMaxBodyBytes).
 	MaxBodyBytes int64
+	// MaxBatchNotifications bounds the notifications of one batch notify
+	// (default configs.DefaultMaxBatchNotifications).
+	MaxBatchNotifications int
 	// ReadBodyTimeout bounds the time to read a request body.
 	ReadBodyTimeout time.Duration
 	// StaticFilesPath holds index.html for the homepage ("" = built-in).
@@ -107,6 +110,9 @@ type WatchSettings struct {
 func (s Settings) withDefaults() *Settings {
 	if s.MaxBodyBytes <= 0 {
 		s.MaxBodyBytes = configs.DefaultMaxBodyBytes
+	}
+	if s.MaxBatchNotifications <= 0 {
+		s.MaxBatchNotifications = configs.DefaultMaxBatchNotifications
 	}
 	if s.Watch.ReplayBatchSize <= 0 {
 		s.Watch.ReplayBatchSize = configs.DefaultReplayBatchSize

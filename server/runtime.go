@@ -142,6 +142,7 @@ func NewRuntime(cfg *configs.Config, opts RuntimeOptions, reuse *Runtime) (*Runt
 			MaxSessionsPerUser: cfg.Session.MaxSessionsPerUser,
 		},
 	}
+	rt.Handlers.MaxBatchNotifications = cfg.Application.MaxBatchNotifications
 	if cfg.Auth.Enabled {
 		rt.Handlers.Authenticate = rt.Auth.Authenticate
 	}
