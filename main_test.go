@@ -426,6 +426,8 @@ func TestCheckConfigErrors(t *testing.T) {
 			`config file {path}: logging.level: must be trace, debug, info, warn, error or off, got "verbose" (line 7)`},
 		{"trusted proxy", "application:\n  host: 127.0.0.1\n  port: 0\n  trusted_proxies: [10.0.0.0/8, 10.0.0.300]\nnotification_backend:\n  kind: in_memory\n",
 			`config file {path}: application.trusted_proxies[1]: must be a CIDR such as 10.0.0.0/8 or fd00::/8, or a single IP address, got "10.0.0.300" (line 4)`},
+		{"batch limit", "application:\n  host: 127.0.0.1\n  port: 0\n  max_batch_notifications: 0\nnotification_backend:\n  kind: in_memory\n",
+			"config file {path}: application.max_batch_notifications: must be between 1 and 100000, got 0 (line 4)"},
 		{"schema", head + "notification_schema:\n  forecast:\n    topic: {base: forecast, key_order: [region]}\n    identifier:\n      region: {type: EnumHandler, required: true}\n",
 			"config file {path}: notification_schema.forecast (line 7): identifier.region.values: required for EnumHandler; list the accepted values"},
 		{"codec definitions", head + "codecs:\n  definitions: " + nspl + "\n",
