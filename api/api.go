@@ -76,6 +76,7 @@ func NewRouter(opts Options) http.Handler {
 		r.Group(func(r chi.Router) {
 			r.Use(authStreams)
 			r.Post("/notification", h.Notify)
+			r.Post("/notifications", h.NotifyBatch)
 			r.With(opts.Limits.Middleware).Post("/watch", h.Watch)
 			r.With(opts.Limits.Middleware).Post("/replay", h.Replay)
 			// The WebSocket session protocol: credentials on the upgrade

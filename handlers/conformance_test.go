@@ -83,6 +83,36 @@ func TestAvisoConformance(t *testing.T) {
 			t.Fatalf("%d %s", r.Status, r.Raw)
 		}
 	})
+	// Each element of a batch notify is answered as a notify of it: the
+	// same code and message, in the batch's list of refusals.
+	t.Run("batch elements as notify", func(t *testing.T) {
+		for _, body := range []string{
+			`{"event_type":"extreme","identifier":{"region":"r","anomaly":1},"payload":{"v":1e400}}`,
+			`{"event_type":"extreme","identifier":{"region":"r","anomaly":1},"to_id":"3"}`,
+			`{"event_type":"extreme","identifier":{"region":"r","anomaly":1},"to_date":"3"}`,
+			`{"event_type":"mars","identifier":{"class":"od","class":"rd"}}`,
+			`{"event_type":"nope","identifier":{}}`,
+		} {
+			single := s.do(t, http.MethodPost, "/api/v1/notification", body)
+			batch := s.do(t, http.MethodPost, "/api/v1/notifications", `{"notifications":[`+body+`]}`)
+			errs, _ := batch.Body["errors"].([]any)
+			if single.Status != http.StatusBadRequest || batch.Status != http.StatusBadRequest || len(errs) != 1 {
+				t.Fatalf("%s: notify %d %s, batch %d %s", body, single.Status, single.Raw, batch.Status, batch.Raw)
+			}
+			want := map[string]any{"index": 0.0, "code": single.Body["code"], "message": single.Body["message"]}
+			if got := errs[0].(map[string]any); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("%s: batch refusal %v, notify's %v", body, got, want)
+			}
+		}
+		before := s.do(t, http.MethodPost, "/api/v1/notifications", `{"notifications":[{"event_type":"extreme","identifier":{"region":1e16,"anomaly":1}}]}`)
+		if before.Status != http.StatusOK || fmt.Sprint(before.Body["ids"]) != "[extreme@2]" {
+			t.Fatalf("batch of a large number in a string identifier: %d %s", before.Status, before.Raw)
+		}
+		st := s.open(t, "/api/v1/replay", `{"event_type":"extreme","identifier":{"region":"1e+16"},"from_id":"2"}`)
+		if got := names(st.all(wait)); len(got) != 4 || got[1] != "replay:extreme@2" {
+			t.Fatalf("replay of the batch's notification: %v", got)
+		}
+	})
 	for _, key := range []string{"to_id", "to_date"} {
 		t.Run(key+" on notify", func(t *testing.T) {
 			r := s.do(t, http.MethodPost, "/api/v1/notification", `{"event_type":"extreme","identifier":{"region":"r","anomaly":1},"`+key+`":"3"}`)

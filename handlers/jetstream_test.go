@@ -11,6 +11,11 @@ func TestOnJetStream(t *testing.T) {
 		fn   func(*testing.T)
 	}{
 		{"NotifySuccess", TestNotifySuccess},
+		{"NotifyBatch", TestNotifyBatch},
+		{"NotifyBatchInvalid", TestNotifyBatchInvalid},
+		{"NotifyBatchRequestErrors", TestNotifyBatchRequestErrors},
+		{"NotifyBatchErrorsBounded", TestNotifyBatchErrorsBounded},
+		{"NotifyBatchMetrics", TestNotifyBatchMetrics},
 		{"WatchLiveOnly", TestWatchLiveOnly},
 		{"WatchWithCursorThenLive", TestWatchWithCursorThenLive},
 		{"ReplayCursorsAndFilters", TestReplayCursorsAndFilters},

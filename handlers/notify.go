@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -50,7 +51,7 @@ func (h *Handlers) Notify(w http.ResponseWriter, r *http.Request) {
 	if !h.authorizeStream(w, r, set, s, OpWrite) {
 		return
 	}
-	n, err := s.Notify(req.Identifier, req.Payload)
+	n, err := h.buildNotification(r.Context(), s, req)
 	if err != nil {
 		writeRequestError(w, r, notifyEndpoint, err)
 		return
@@ -64,6 +65,13 @@ func (h *Handlers) Notify(w http.ResponseWriter, r *http.Request) {
 		RequestID:   httperr.RequestID(r.Context()),
 		ProcessedAt: h.now().UTC().Format("2006-01-02T15:04:05Z"),
 	})
+}
+
+// buildNotification validates a parsed notify request against its schema
+// and builds the notification to store: the validation that Notify and
+// NotifyBatch share.
+func (h *Handlers) buildNotification(_ context.Context, s *notification.Schema, req *notification.Request) (*notification.Notification, error) {
+	return s.Notify(req.Identifier, req.Payload)
 }
 
 func (h *Handlers) writeStorageError(w http.ResponseWriter, r *http.Request, err error) {

@@ -43,7 +43,7 @@ func (w *outageLog) Write(p []byte) (int, error) {
 
 // startHerald serves herald over HTTP on eng with the config yaml, as
 // startServer does for its engines.
-func startHerald(t *testing.T, yaml string, edit func(*configs.Config), eng func(*configs.Config) engine.Engine) *server {
+func startHerald(t testing.TB, yaml string, edit func(*configs.Config), eng func(*configs.Config) engine.Engine) *server {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
