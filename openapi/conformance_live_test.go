@@ -239,6 +239,7 @@ var bodyRoutes = []struct {
 	method, path, label, code string
 }{
 	{"POST", "/api/v1/notification", "Invalid Notification Request", "INVALID_NOTIFICATION_REQUEST"},
+	{"POST", "/api/v1/notifications", "Invalid Notification Request", "INVALID_NOTIFICATION_REQUEST"},
 	{"POST", "/api/v1/watch", "Invalid Watch Request", "INVALID_WATCH_REQUEST"},
 	{"POST", "/api/v1/replay", "Invalid Replay Request", "INVALID_REPLAY_REQUEST"},
 	{"DELETE", "/api/v1/admin/wipe/stream", "Invalid Wipe Request", "INVALID_REQUEST_SHAPE"},

@@ -91,9 +91,10 @@ type target struct {
 
 var (
 	notifyRoute = target{"POST", "/api/v1/notification", "/api/v1/notification"}
+	batchRoute  = target{"POST", "/api/v1/notifications", "/api/v1/notifications"}
 	watchRoute  = target{"POST", "/api/v1/watch", "/api/v1/watch"}
 	replayRoute = target{"POST", "/api/v1/replay", "/api/v1/replay"}
-	streamRoute = []target{notifyRoute, watchRoute, replayRoute}
+	streamRoute = []target{notifyRoute, batchRoute, watchRoute, replayRoute}
 	// sessionRoute authenticates as the stream routes do; its refusals
 	// come before the upgrade.
 	sessionRoute = target{"GET", "/api/v1/session", "/api/v1/session"}
@@ -339,7 +340,7 @@ func TestHandlerAuthAnswersMatchDocument(t *testing.T) {
 					seen[msg] = true
 					targets := []target{watchRoute, replayRoute}
 					if op == handlers.OpWrite {
-						targets = []target{notifyRoute}
+						targets = []target{notifyRoute, batchRoute}
 					}
 					for _, tg := range targets {
 						var rec *httptest.ResponseRecorder
