@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"herald/api/httperr"
+	"herald/console"
 	"herald/handlers"
 	"herald/openapi"
 )
@@ -67,6 +68,11 @@ func NewRouter(opts Options) http.Handler {
 	r.Get("/api-docs/asyncapi.json", openapi.AsyncAPIDocument)
 	r.Get("/swagger-ui", openapi.DocsPage)
 	r.Get("/swagger-ui/", openapi.DocsPage)
+	// The browser console: static files, no credentials (it sends the
+	// user's token itself).
+	r.Get("/console", console.Redirect)
+	r.Get("/console/", console.Serve)
+	r.Get("/console/{file}", console.Serve)
 
 	r.Route("/api/v1", func(r chi.Router) {
 		// Schema endpoints never authenticate: a malformed or bad

@@ -132,6 +132,7 @@ var homeTemplate = template.Must(template.New("home").Parse(`<!doctype html>
 <p>An Aviso-compatible notification gateway.</p>
 <h2>API</h2>
 <ul id="api">
+<li><a href="/console/">Browser console</a>: watch, replay and publish notifications in the browser</li>
 <li><a href="/swagger-ui/">API documentation</a>: every endpoint, its requests and answers, with forms to try the JSON ones</li>
 <li><a href="/api-docs/openapi.json">OpenAPI document</a> (<code>/api-docs/openapi.json</code>)</li>
 <li><a href="/api-docs/asyncapi.json">AsyncAPI document</a> of the WebSocket session protocol (<code>/api-docs/asyncapi.json</code>)</li>
@@ -164,7 +165,7 @@ var homeTemplate = template.Must(template.New("home").Parse(`<!doctype html>
 
 // Home serves GET /: index.html from the static files path with
 // {{SERVER_VERSION}} filled in, as Aviso does, or else a built-in page
-// linking the API documentation, the OpenAPI and AsyncAPI documents,
+// linking the browser console, the API documentation, the OpenAPI and AsyncAPI documents,
 // the metrics listener when metrics are enabled, and the configured
 // event types (from the settings in force, so a reload shows).
 func (h *Handlers) Home(w http.ResponseWriter, r *http.Request) {

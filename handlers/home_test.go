@@ -58,7 +58,7 @@ notification_schema:
       date: {type: DateHandler, required: false}
 `
 
-// TestHomepage: the built-in homepage links the docs page, the OpenAPI
+// TestHomepage: the built-in homepage links the console, the docs page, the OpenAPI
 // and AsyncAPI documents, the schema list, health and readiness, the
 // metrics listener when metrics are enabled, every configured event type
 // (its schema, escaped) and the application.homepage links, in that
@@ -67,7 +67,7 @@ func TestHomepage(t *testing.T) {
 	port := freePort(t)
 	config := homeConfig + "metrics: {enabled: true, host: 127.0.0.1, port: " + strconv.Itoa(port) + "}\n"
 	s := startServer(t, config, nil)
-	api := []string{"/swagger-ui/", "/api-docs/openapi.json", "/api-docs/asyncapi.json", "/api/v1/schema", "/health", "/ready"}
+	api := []string{"/console/", "/swagger-ui/", "/api-docs/openapi.json", "/api-docs/asyncapi.json", "/api/v1/schema", "/health", "/ready"}
 	aviso := []string{"https://docs.example.org/client/", "https://git.example.org/client", "https://docs.example.org/server/", "https://git.example.org/server"}
 	metrics := "http://127.0.0.1:" + strconv.Itoa(port) + "/metrics"
 	get := func() string {
@@ -127,7 +127,7 @@ func TestHomepage(t *testing.T) {
 func TestHomepageWithoutMetricsOrSchemas(t *testing.T) {
 	s := startServer(t, "application: {host: 127.0.0.1, port: 8000}\nnotification_backend: {kind: in_memory}\n", nil)
 	r := s.do(t, http.MethodGet, "/", "")
-	want := []string{"/swagger-ui/", "/api-docs/openapi.json", "/api-docs/asyncapi.json", "/api/v1/schema", "/health", "/ready",
+	want := []string{"/console/", "/swagger-ui/", "/api-docs/openapi.json", "/api-docs/asyncapi.json", "/api/v1/schema", "/health", "/ready",
 		"https://sites.ecmwf.int/docs/aviso-client/main/", "https://github.com/ecmwf/aviso-client",
 		"https://sites.ecmwf.int/docs/aviso-server/main/", "https://github.com/ecmwf/aviso-server"}
 	if got := hrefs(r.Raw); r.Status != http.StatusOK || !reflect.DeepEqual(got, want) {
@@ -159,8 +159,8 @@ func TestHomepageMetricsOnEveryInterface(t *testing.T) {
 			}
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if links := hrefs(string(b)); len(links) < 7 || links[6] != want {
-				t.Errorf("metrics on %s, Host %s: links %q, want %s seventh", host, reqHost, links, want)
+			if links := hrefs(string(b)); len(links) < 8 || links[7] != want {
+				t.Errorf("metrics on %s, Host %s: links %q, want %s eighth", host, reqHost, links, want)
 			}
 		}
 	}

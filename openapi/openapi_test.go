@@ -34,6 +34,9 @@ var routes = []route{
 	{"GET", "/api-docs/asyncapi.json", []string{"200"}},
 	{"GET", "/swagger-ui", []string{"200"}},
 	{"GET", "/swagger-ui/", []string{"200"}},
+	{"GET", "/console", []string{"301"}},
+	{"GET", "/console/", []string{"200", "304"}},
+	{"GET", "/console/{file}", []string{"200", "304", "404"}},
 	{"GET", "/api/v1/schema", []string{"200"}},
 	{"GET", "/api/v1/schema/{event_type}", []string{"200", "404"}},
 	{"POST", "/api/v1/notification", []string{"200", "400", "401", "403", "408", "413", "415", "500", "503"}},
@@ -61,6 +64,7 @@ var publicRoutes = map[string]bool{
 	"GET /": true, "GET /health": true, "GET /ready": true,
 	"GET /api-docs/openapi.json": true, "GET /api-docs/asyncapi.json": true,
 	"GET /swagger-ui": true, "GET /swagger-ui/": true,
+	"GET /console": true, "GET /console/": true, "GET /console/{file}": true,
 	"GET /api/v1/schema": true, "GET /api/v1/schema/{event_type}": true,
 }
 

@@ -1,9 +1,10 @@
 // Package browsertest drives a real headless Chromium (Debian's chromium
 // package) through github.com/chromedp/chromedp for the tests of herald's
-// browser pages: the docs page today, the browser console later. Open
-// starts a browser for one test and returns its tab, which records every
-// request the page makes and every script error, so that a test can
-// assert that a page loads nothing from elsewhere and runs cleanly.
+// browser pages: the docs page (here) and the browser console (package
+// console). Open starts a browser for one test and returns its tab, which
+// records every request the page makes and every script error, so that a
+// test can assert that a page loads nothing from elsewhere and runs
+// cleanly.
 //
 // When no Chromium is found the test fails with the install command (CI
 // installs it: .ci/run). It is skipped instead only under -short, or when
