@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"herald/api/httperr"
 	"herald/configs"
@@ -11,11 +12,14 @@ import (
 	"herald/notification"
 )
 
-// NotifyResponse is the body of a successful notify (reference §3).
+// NotifyResponse is the body of a successful notify (reference §3),
+// plus herald's notification_id: the stored notification's CloudEvent id
+// (`<event_type>@<sequence>`), as the session's notify reply carries it.
 type NotifyResponse struct {
-	Status      string `json:"status"`
-	RequestID   string `json:"request_id"`
-	ProcessedAt string `json:"processed_at"`
+	Status         string `json:"status"`
+	RequestID      string `json:"request_id"`
+	ProcessedAt    string `json:"processed_at"`
+	NotificationID string `json:"notification_id"`
 }
 
 // Notify serves POST /api/v1/notification: parse, validate and
@@ -56,14 +60,16 @@ func (h *Handlers) Notify(w http.ResponseWriter, r *http.Request) {
 		writeRequestError(w, r, notifyEndpoint, err)
 		return
 	}
-	if _, _, err := h.eng.Publish(r.Context(), n); err != nil {
+	seq, _, err := h.eng.Publish(r.Context(), n)
+	if err != nil {
 		h.writeStorageError(w, r, err)
 		return
 	}
 	httperr.WriteJSON(w, http.StatusOK, NotifyResponse{
-		Status:      "success",
-		RequestID:   httperr.RequestID(r.Context()),
-		ProcessedAt: h.now().UTC().Format("2006-01-02T15:04:05Z"),
+		Status:         "success",
+		RequestID:      httperr.RequestID(r.Context()),
+		ProcessedAt:    h.now().UTC().Format("2006-01-02T15:04:05Z"),
+		NotificationID: s.Name + "@" + strconv.FormatUint(seq, 10),
 	})
 }
 

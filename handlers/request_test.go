@@ -82,7 +82,7 @@ func TestNotifySuccess(t *testing.T) {
 	if r.Status != 200 {
 		t.Fatalf("status %d: %s", r.Status, r.Raw)
 	}
-	if len(r.Body) != 3 || r.Body["status"] != "success" || r.Body["request_id"] != r.Header.Get("X-Request-ID") {
+	if len(r.Body) != 4 || r.Body["status"] != "success" || r.Body["request_id"] != r.Header.Get("X-Request-ID") || r.Body["notification_id"] != "mars@1" {
 		t.Fatalf("body %s", r.Raw)
 	}
 	if !regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`).MatchString(r.Body["processed_at"].(string)) {

@@ -195,7 +195,7 @@ func TestDocsPageInChromium(t *testing.T) {
 	}
 	body, _ := jsonValue(t, "the shown notify answer", got.body).(map[string]any)
 	requestID := header(t, got.headers, "x-request-id")
-	if len(body) != 3 || body["status"] != "success" || body["request_id"] != requestID ||
+	if len(body) != 4 || body["status"] != "success" || body["request_id"] != requestID || body["notification_id"] != eventType+"@1" ||
 		!regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`).MatchString(body["processed_at"].(string)) {
 		t.Errorf("shown notify answer %s (X-Request-ID %s)", got.body, requestID)
 	}
