@@ -223,6 +223,14 @@ func TestSessionUpgradeChecks(t *testing.T) {
 		}
 		s, _ := dialSession(t, h, http.Header{"Origin": {"https://ok.example"}})
 		s.okCall("ping", "")
+		// A page herald serves itself (the browser console) needs no
+		// entry: its origin names the host the upgrade is sent to.
+		s, _ = dialSession(t, h, http.Header{"Origin": {h.URL}})
+		s.okCall("ping", "")
+		_, resp = dialSession(t, h, http.Header{"Origin": {"http://other" + strings.TrimPrefix(h.URL, "http://127.0.0.1")}})
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("another host on the same port: %d", resp.StatusCode)
+		}
 	})
 	t.Run("sessions per user", func(t *testing.T) {
 		a, _ := dialSession(t, h, rita)

@@ -244,9 +244,14 @@ func testFlow(t *testing.T, tab *browsertest.Tab, engine string) {
 	p.clean()
 }
 
-// authConfig protects mars: reading needs a user, writing an admin.
+// authConfig protects mars: reading needs a user, writing an admin; and
+// it restricts cross-origin requests to another site.
 const authConfig = `
-application: {host: 127.0.0.1, port: 0}
+application:
+  host: 127.0.0.1
+  port: 0
+  # The console's own origin needs no entry.
+  cors: {allowed_origins: [https://dashboard.example.org]}
 notification_backend: {kind: in_memory}
 auth:
   enabled: true

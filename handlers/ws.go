@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,7 +45,7 @@ func (h *Handlers) Session(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if origin := r.Header.Get("Origin"); origin != "" && set.AllowedOrigins != nil &&
-		!slices.Contains(set.AllowedOrigins, "*") && !slices.Contains(set.AllowedOrigins, origin) {
+		!slices.Contains(set.AllowedOrigins, "*") && !slices.Contains(set.AllowedOrigins, origin) && !sameOrigin(origin, r.Host) {
 		WriteForbidden(w, r, "origin "+strconv.Quote(origin)+" is not in application.cors.allowed_origins")
 		return
 	}
@@ -103,6 +104,15 @@ func accept(w http.ResponseWriter, r *http.Request) (*websocket.Conn, error) {
 		panic(caught)
 	}
 	return c, err
+}
+
+// sameOrigin reports whether origin names the host the request was sent
+// to: a page herald serves itself (the browser console) needs no entry in
+// application.cors.allowed_origins, as CORS never restricts a page's own
+// origin.
+func sameOrigin(origin, host string) bool {
+	u, err := url.Parse(origin)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, host)
 }
 
 // sessionsLimitMessage says that user has reached max_sessions_per_user
