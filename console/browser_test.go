@@ -170,7 +170,7 @@ func testFlow(t *testing.T, tab *browsertest.Tab, engine string) {
 	p.set("#payload", `{"path": "/data/od/enfo/20250706/12/step9.grib"}`)
 	p.click("#notify-form button[type=submit]")
 	p.wait("the publish done", `document.querySelector("#notify-form").dataset.state === "done"`)
-	if got := p.text("#notify-form .form-result"); !strings.HasPrefix(got, "stored at ") {
+	if got := p.text("#notify-form .form-result"); !regexp.MustCompile(`^stored as mars@7 at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(request [0-9a-f-]{36}\)$`).MatchString(got) {
 		t.Errorf("publish result %q", got)
 	}
 	p.waitRows("s1", "mars@7", "mars@6", "mars@5", "mars@1")

@@ -868,7 +868,9 @@
       }
       if (resp.ok) {
         result.hidden = false;
-        result.textContent = "stored at " + answer.processed_at + " (request " + answer.request_id + ")";
+        result.textContent = "stored" + (answer.notification_id ? " as " + answer.notification_id : "") +
+          " at " + answer.processed_at + " (request " + answer.request_id + ")";
+        result.dataset.id = answer.notification_id || "";
         form.dataset.state = "done";
       } else {
         showError(box, { code: answer.code || String(resp.status), message: answer.message || resp.statusText });
