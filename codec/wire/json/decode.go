@@ -538,6 +538,22 @@ func (d *Decoder) floats(c *rows.Col) *values.Error {
 			}
 			d.path[len(d.path)-1] = n
 			ch := sc.peek()
+			if ch == '"' && d.rowView {
+				// the row view writes non-finite elements as text
+				if err := d.value(e, 2); err != nil {
+					return err
+				}
+				n++
+				if ch = sc.peek(); ch == ',' {
+					sc.pos++
+					continue
+				}
+				if ch == ']' {
+					sc.pos++
+					break
+				}
+				return sc.syntax("',' or ']'")
+			}
 			if ch != '-' && (ch < '0' || ch > '9') {
 				if ch == 'n' {
 					if err := sc.literal("null"); err != nil {
