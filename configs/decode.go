@@ -318,7 +318,7 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) []string {
 func unknownKeyRule(t reflect.Type, name string) string {
 	switch {
 	case t == reflect.TypeFor[Payload]() && name == "type":
-		return "unknown key; the old payload: {type: [...]} form was removed, payload accepts only required (true or false)"
+		return "unknown key; the old payload: {type: [...]} form was removed, payload accepts required (true or false) and herald's codec (a codec name)"
 	case t == reflect.TypeFor[StreamAuth]() && name == "allowed_roles":
 		return "unknown key; allowed_roles was replaced by read_roles and write_roles"
 	case t == reflect.TypeFor[IdentifierField]() && name == "rules":

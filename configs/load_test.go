@@ -266,7 +266,7 @@ func TestParseErrors(t *testing.T) {
 		{"old identifier list form", header + "notification_schema:\n  m:\n    identifier:\n      a:\n        - type: StringHandler\n          required: true\n",
 			`notification_schema.m.identifier.a: expected a mapping of handler keys (type, required, ...), got a list; the old list form "- type: ..." is not supported, remove the dash (line 7)`},
 		{"old payload type", header + "notification_schema:\n  m:\n    payload:\n      type: [String]\n      required: true\n",
-			"notification_schema.m.payload.type: unknown key; the old payload: {type: [...]} form was removed, payload accepts only required (true or false) (line 6)"},
+			"notification_schema.m.payload.type: unknown key; the old payload: {type: [...]} form was removed, payload accepts required (true or false) and herald's codec (a codec name) (line 6)"},
 		{"allowed_roles", header + "notification_schema: {m: {auth: {required: true, allowed_roles: {r: [a]}}}}\n",
 			"notification_schema.m.auth.allowed_roles: unknown key; allowed_roles was replaced by read_roles and write_roles (line 3)"},
 		{"rules form", header + "notification_schema: {m: {identifier: {a: {rules: []}}}}\n",

@@ -333,6 +333,11 @@ type IdentifierField struct {
 // Payload is a schema's `payload` block.
 type Payload struct {
 	Required bool `yaml:"required"`
+	// Codec is herald: the name of a codec of the codecs block that types
+	// the payload. Notify decodes the payload through it (a payload is
+	// then always required), and its internal schema is the event type's
+	// payload schema. Empty: an opaque JSON payload, as in Aviso.
+	Codec string `yaml:"codec"`
 }
 
 // StreamAuth is a schema's `auth` block.

@@ -568,9 +568,26 @@ func (v *validator) schemas() {
 		v.keyOrder(s, fields)
 		v.streamAuth(s, fields)
 		v.storagePolicy(s)
+		v.payload(s)
 		if m := s.MaxHistoricalNotifications; m != nil && *m <= 0 {
 			v.schema(s, "max_historical_notifications", "must be a positive integer, got %d", *m)
 		}
+	}
+}
+
+// payload checks the payload block's codec name; that the codec exists
+// and fits the event type is checked against the compiled codecs
+// (package notification).
+func (v *validator) payload(s *Schema) {
+	p := s.Payload
+	if p == nil || p.Codec == "" {
+		return
+	}
+	switch {
+	case strings.TrimSpace(p.Codec) != p.Codec:
+		v.schema(s, "payload.codec", "codec name %s has leading or trailing spaces", quote(p.Codec))
+	case v.c.Codecs == nil:
+		v.schema(s, "payload.codec", "names codec %s, but there is no codecs block: define the codec in the definitions file of a codecs block", quote(p.Codec))
 	}
 }
 

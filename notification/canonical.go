@@ -2,6 +2,7 @@ package notification
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,7 +24,22 @@ var nullPayload = []byte("null")
 // refused, every declared field must be present, each value is coerced and
 // canonicalised by its handler, the payload requirement is checked, and the
 // subject is built from base and key_order. Errors are *ValidationError.
+// For an event type with a payload codec the payload is decoded through
+// it (NotifyContext).
 func (s *Schema) Notify(ident map[string]json.RawMessage, payload json.RawMessage) (*Notification, error) {
+	return s.NotifyContext(context.Background(), ident, payload)
+}
+
+// NotifyContext is Notify with a context, which bounds the decode of a
+// typed payload by a JAQ-backed codec. A typed payload is required; JSON
+// wire formats take the JSON value itself, text formats (SYSLOG, YAML,
+// TOML, XML) a JSON string holding the text, binary formats (CBOR, AVRO,
+// PROTOBUF) a JSON string of padded standard base64. It must decode into
+// exactly one record, whose fields fill the identifiers of the same name
+// (a value given in ident must agree). A codec diagnostic is a
+// *ValidationError whose Cause is a *PayloadError; busy extension workers
+// give a *BusyError.
+func (s *Schema) NotifyContext(ctx context.Context, ident map[string]json.RawMessage, payload json.RawMessage) (*Notification, error) {
 	if _, ok := ident[configs.FieldPoint]; ok {
 		return nil, &ValidationError{Field: configs.FieldPoint,
 			Message: "identifier 'point' is only allowed on watch and replay (it filters by location); notifications carry a polygon or point_cloud instead",
@@ -32,19 +48,53 @@ func (s *Schema) Notify(ident map[string]json.RawMessage, payload json.RawMessag
 	if s.Generic {
 		return s.notifyGeneric(ident, payload)
 	}
-	var undeclared []string
-	for k := range ident {
-		if _, ok := s.byName[k]; !ok {
-			undeclared = append(undeclared, k)
+	if p := s.Payload; p != nil {
+		if err := s.checkDeclared(ident); err != nil {
+			return nil, err
 		}
+		if payload == nil {
+			return nil, &ValidationError{Field: "payload",
+				Message: "payload is required for event type '" + s.Name + "': it is typed by codec '" + p.codec.Name + "'",
+				Detail:  "payload is required"}
+		}
+		wire, err := p.unwrapJSON(payload)
+		if err != nil {
+			return nil, err
+		}
+		ns, err := s.records(ctx, ident, wire, true)
+		if err != nil {
+			return nil, err
+		}
+		return ns[0], nil
 	}
-	if len(undeclared) > 0 {
-		sort.Strings(undeclared)
-		return nil, &ValidationError{Field: undeclared[0],
-			Message: "unknown identifier field " + quoteList(undeclared) + " for event type '" + s.Name + "'; declared fields: " + quoteList(s.fieldNames()),
-			Detail:  "unknown field '" + undeclared[0] + "'"}
+	if err := s.checkDeclared(ident); err != nil {
+		return nil, err
 	}
 	n := &Notification{EventType: s.Name, ContentType: ContentTypeJSON}
+	tokens, err := s.fields(n, ident)
+	if err != nil {
+		return nil, err
+	}
+	p, err := storedPayload(s, payload)
+	if err != nil {
+		return nil, err
+	}
+	n.Payload = p
+	return n, s.subject(n, tokens)
+}
+
+// route fills the routing of n (tokens, subject, geometry) from ident.
+func (s *Schema) route(n *Notification, ident map[string]json.RawMessage) error {
+	tokens, err := s.fields(n, ident)
+	if err != nil {
+		return err
+	}
+	return s.subject(n, tokens)
+}
+
+// fields validates every declared field of ident and returns the subject
+// tokens; the geometry goes into n.
+func (s *Schema) fields(n *Notification, ident map[string]json.RawMessage) ([]string, error) {
 	tokens := make([]string, 1+len(s.KeyOrder))
 	tokens[0] = s.Base
 	for _, f := range s.Fields {
@@ -73,17 +123,14 @@ func (s *Schema) Notify(ident map[string]json.RawMessage, payload json.RawMessag
 			tokens[f.Pos] = v
 		}
 	}
-	p, err := storedPayload(s, payload)
-	if err != nil {
-		return nil, err
-	}
-	n.Payload = p
+	return tokens, nil
+}
+
+// subject sets n's tokens and subject and checks its length.
+func (s *Schema) subject(n *Notification, tokens []string) error {
 	n.Tokens = tokens
 	n.Subject = topic.Encode(tokens)
-	if err := checkSubject(n.Subject, tokens, s.keyOrderNames()); err != nil {
-		return nil, err
-	}
-	return n, nil
+	return checkSubject(n.Subject, tokens, s.keyOrderNames())
 }
 
 func (s *Schema) fieldNames() []string {

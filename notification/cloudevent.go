@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"herald/codec/jsonstr"
+	"herald/codec/store"
 	"herald/configs"
 )
 
@@ -39,6 +40,15 @@ func newCETemplate(baseURL, eventType string) ceTemplate {
 // recovered from the subject's base; a base with no schema is rendered as
 // a generic event type named after the base.
 func (r *Registry) CloudEvent(n *Notification, seq uint64, at time.Time) ([]byte, error) {
+	s, err := r.schemaOf(n, seq)
+	if err != nil {
+		return nil, err
+	}
+	return s.CloudEvent(n, seq, at)
+}
+
+// schemaOf returns the schema a stored notification is rendered with.
+func (r *Registry) schemaOf(n *Notification, seq uint64) (*Schema, error) {
 	base := n.Base()
 	s, ok := r.byBase[base]
 	if !ok {
@@ -47,12 +57,15 @@ func (r *Registry) CloudEvent(n *Notification, seq uint64, at time.Time) ([]byte
 		}
 		s = &Schema{Name: base, Base: base, Generic: true, ce: newCETemplate(r.baseURL, base)}
 	}
-	return s.CloudEvent(n, seq, at)
+	return s, nil
 }
 
 // CloudEvent renders n (stored with seq at time at) as this event type's
 // CloudEvent.
 func (s *Schema) CloudEvent(n *Notification, seq uint64, at time.Time) ([]byte, error) {
+	if store.IsStored(n.ContentType) {
+		return s.CloudEventView(n, seq, at, nil)
+	}
 	b := make([]byte, 0, 256+len(n.Payload)+16*len(n.Tokens))
 	b = append(b, `{"data":{"identifier":`...)
 	var err error
@@ -64,6 +77,12 @@ func (s *Schema) CloudEvent(n *Notification, seq uint64, at time.Time) ([]byte, 
 	b = appendPayload(b, n.Payload)
 	b = append(b, `},"datacontenttype":"application/json","dataschema":`...)
 	b = append(b, s.ce.schema...)
+	return s.appendEnd(b, seq, at), nil
+}
+
+// appendEnd appends the attributes after dataschema (and the extension
+// attributes): id, source, specversion, time and type.
+func (s *Schema) appendEnd(b []byte, seq uint64, at time.Time) []byte {
 	b = append(b, `,"id":"`...)
 	b = append(b, s.ce.idPrefix...)
 	b = strconv.AppendUint(b, seq, 10)
@@ -71,8 +90,7 @@ func (s *Schema) CloudEvent(n *Notification, seq uint64, at time.Time) ([]byte, 
 	b = append(b, s.ce.source...)
 	b = append(b, `,"specversion":"1.0","time":"`...)
 	b = AppendTime(b, at)
-	b = append(b, s.ce.typ...)
-	return b, nil
+	return append(b, s.ce.typ...)
 }
 
 // ceField is one identifier key of a schema's CloudEvents, in the

@@ -1,7 +1,12 @@
 package notification
 
+import "herald/codec/types"
+
 // Public returns the schema as the schema API shows it (reference §16):
-// payload ({"required": bool}, or nil without a payload block) and every
+// payload ({"required": bool}, or nil without a payload block; for a
+// typed payload also its codec, the codec's wire format and media type,
+// the internal schema as SHOW CREATE text, its fingerprint and the
+// formats a watcher may ask for) and every
 // identifier field with its type, required flag, handler keys (unset
 // optional keys as nil) and description when configured. Topic, storage
 // policy, auth and the replay cap stay hidden.
@@ -20,6 +25,17 @@ func (s *Schema) Public() map[string]any {
 	var payload any
 	if s.payloadDeclared {
 		payload = map[string]any{"required": s.PayloadRequired}
+	}
+	if p := s.Payload; p != nil {
+		payload = map[string]any{
+			"required":    true,
+			"codec":       p.codec.Name,
+			"format":      p.codec.Format.String(),
+			"media_type":  p.MediaType(),
+			"schema":      types.CreateSchema(p.schema),
+			"fingerprint": p.fingerprint.ID64,
+			"formats":     p.Formats(),
+		}
 	}
 	return map[string]any{"payload": payload, "identifier": ident}
 }

@@ -69,9 +69,15 @@ type ValidationError struct {
 	Message string
 	// Detail is the innermost cause (often equal to Message).
 	Detail string
+	// Cause is the typed error behind it when there is one (a
+	// *PayloadError for a payload a codec refused).
+	Cause error
 }
 
 func (e *ValidationError) Error() string { return e.Message }
+
+// Unwrap returns the cause.
+func (e *ValidationError) Unwrap() error { return e.Cause }
 
 // invalid builds a ValidationError for one field from a handler's reason.
 func invalid(field, format string, args ...any) *ValidationError {

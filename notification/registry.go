@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"herald/codec"
 	"herald/configs"
 )
 
@@ -47,8 +48,12 @@ type Schema struct {
 	byName map[string]*Field
 	// Geometry is the polygon or point_cloud field, nil if none.
 	Geometry *Field
-	// PayloadRequired rejects notifications without a payload.
+	// PayloadRequired rejects notifications without a payload (always so
+	// for a typed payload).
 	PayloadRequired bool
+	// Payload is the typed payload of a schema whose payload block names
+	// a codec; nil for an opaque JSON payload.
+	Payload *TypedPayload
 	// payloadDeclared: the schema has a payload block (schema API shows
 	// {"required": …} rather than null).
 	payloadDeclared bool
@@ -85,6 +90,17 @@ type Registry struct {
 // handlers: handler parameters (ranges, formats, enum values, defaults).
 // Every error names the event type, the field and the rule.
 func NewRegistry(cfg *configs.Config) (*Registry, error) {
+	return NewRegistryWith(cfg, RegistryOptions{})
+}
+
+// NewRegistryWith is NewRegistry with the codec catalog that payload
+// blocks naming a codec refer to: each such event type gets its typed
+// payload (TypedPayload), and every rule tying it to its codec is checked
+// (the codec exists and decodes; a field that fills an identifier is not
+// SENSITIVE and has a type the identifier can take).
+func NewRegistryWith(cfg *configs.Config, opts RegistryOptions) (*Registry, error) {
+	cache := &codecCache{cat: opts.Codecs, opts: codec.Options{Workers: opts.Workers, Logger: opts.Logger},
+		done: map[string]*codec.Codec{}, errs: map[string]error{}}
 	r := &Registry{
 		schemas:    map[string]*Schema{},
 		byBase:     map[string]*Schema{},
@@ -97,7 +113,7 @@ func NewRegistry(cfg *configs.Config) (*Registry, error) {
 	}
 	var errs []error
 	for _, sc := range cfg.NotificationSchema {
-		s, err := r.compile(sc)
+		s, err := r.compile(sc, cache)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -117,7 +133,7 @@ func NewRegistry(cfg *configs.Config) (*Registry, error) {
 	return r, nil
 }
 
-func (r *Registry) compile(sc *configs.Schema) (*Schema, error) {
+func (r *Registry) compile(sc *configs.Schema, cache *codecCache) (*Schema, error) {
 	s := &Schema{
 		Name:          sc.Name,
 		Base:          sc.Name,
@@ -182,6 +198,13 @@ func (r *Registry) compile(sc *configs.Schema) (*Schema, error) {
 	}
 	s.ce = newCETemplate(r.baseURL, s.Name)
 	s.ceFields = ceFieldOrder(s)
+	if sc.Payload != nil && sc.Payload.Codec != "" {
+		p, err := newTypedPayload(s, sc.Payload.Codec, cache)
+		if err != nil {
+			return nil, err
+		}
+		s.Payload, s.PayloadRequired = p, true
+	}
 	return s, nil
 }
 

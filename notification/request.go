@@ -28,11 +28,15 @@ type Request struct {
 	// Where is the WHERE predicate of a watch or replay (herald), nil when
 	// absent or null.
 	Where *string
+	// Format names the payload view of a watch or replay (herald: the row
+	// view "json", or a codec name for a typed payload), nil when absent
+	// or null.
+	Format *string
 }
 
 var requestFields = map[string]bool{
 	"event_type": true, "identifier": true, "from_id": true, "from_date": true,
-	"payload": true, "to_id": true, "to_date": true, "where": true,
+	"payload": true, "to_id": true, "to_date": true, "where": true, "format": true,
 }
 
 // ParseRequest runs the parse pipeline of reference §2 on a request body:
@@ -52,7 +56,7 @@ var notifyFields = map[string]bool{
 }
 
 const (
-	requestAllowed = "event_type, identifier, from_id, from_date, to_id, to_date, where, payload"
+	requestAllowed = "event_type, identifier, from_id, from_date, to_id, to_date, where, format, payload"
 	notifyAllowed  = "event_type, identifier, from_id, from_date, payload"
 )
 
@@ -108,7 +112,7 @@ func parseRequest(body []byte, fields map[string]bool, allowed string) (*Request
 			}
 			req.Identifier = top.identifier
 			haveIdent = true
-		case "from_id", "from_date", "to_id", "to_date", "where":
+		case "from_id", "from_date", "to_id", "to_date", "where", "format":
 			s, err := optionalString(m.key, m.raw)
 			if err != nil {
 				return nil, err
@@ -122,6 +126,8 @@ func parseRequest(body []byte, fields map[string]bool, allowed string) (*Request
 				req.ToID = s
 			case "where":
 				req.Where = s
+			case "format":
+				req.Format = s
 			default:
 				req.ToDate = s
 			}

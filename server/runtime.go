@@ -26,6 +26,7 @@ import (
 	"herald/codec/catalog"
 	"herald/codec/ddl"
 	"herald/codec/resource"
+	"herald/codec/workers"
 	"herald/configs"
 	"herald/ecpds"
 	"herald/handlers"
@@ -46,6 +47,9 @@ type Runtime struct {
 	// CodecStatements counts the statements applied.
 	Codecs          *catalog.Catalog
 	CodecStatements int
+	// Workers are the extension workers JAQ-backed codecs run their
+	// programs on; a reload takes them over.
+	Workers *workers.Pool
 	// Auth authenticates requests; CORS is the cross-origin policy (nil
 	// without a cors block); ECPDS checks destinations (nil without an
 	// ecpds block).
@@ -90,11 +94,18 @@ func NewRuntime(cfg *configs.Config, opts RuntimeOptions, reuse *Runtime) (*Runt
 		return nil, err
 	}
 	rt.LogLevel = level
-	if rt.Registry, err = notification.NewRegistry(cfg); err != nil {
-		return nil, err
-	}
 	if rt.Codecs, rt.CodecStatements, err = LoadCodecs(cfg.Codecs); err != nil {
 		return nil, fmt.Errorf("codecs: %w", err)
+	}
+	// One pool of extension workers per process: a reload keeps it.
+	if reuse != nil && reuse.Workers != nil {
+		rt.Workers = reuse.Workers
+	} else {
+		rt.Workers = workers.New(workers.Config{})
+	}
+	if rt.Registry, err = notification.NewRegistryWith(cfg, notification.RegistryOptions{Codecs: rt.Codecs,
+		Workers: rt.Workers, Logger: log.With("component", "codec")}); err != nil {
+		return nil, err
 	}
 	if rt.Auth, err = api.NewAuthenticator(api.AuthOptions{Config: authConfig(cfg.Auth), HTTPClient: opts.HTTPClient,
 		Now: opts.AuthNow, Logger: log.With("component", "auth"), Observer: opts.AuthObserver}); err != nil {

@@ -119,6 +119,15 @@ func Schema(step string, old, new *types.Schema, f types.Format) []Break {
 	return named(step, schemaFields(old), schemaFields(new), types.Strict, types.Strict)
 }
 
+// SchemaByName returns the breaks of one step changing internal schema
+// old into new for readers and writers that go by field name, the new
+// reader in mode reader: with LOOSE, a field the new schema no longer
+// declares is skipped rather than refused (a projection reads old
+// payloads). Forward breaks assume old readers in mode STRICT.
+func SchemaByName(step string, old, new *types.Schema, reader types.Mode) []Break {
+	return named(step, schemaFields(old), schemaFields(new), types.Strict, reader)
+}
+
 // Wire returns the breaks of one step changing wire schema old into new.
 func Wire(step string, old, new *types.WireSchema) []Break {
 	if old.Format == types.AVRO {
