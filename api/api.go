@@ -83,6 +83,7 @@ func NewRouter(opts Options) http.Handler {
 			r.Use(authStreams)
 			r.Post("/notification", h.Notify)
 			r.Post("/notifications", h.NotifyBatch)
+			r.Post("/events/{event_type}", h.Events)
 			r.With(opts.Limits.Middleware).Post("/watch", h.Watch)
 			r.With(opts.Limits.Middleware).Post("/replay", h.Replay)
 			// The WebSocket session protocol: credentials on the upgrade

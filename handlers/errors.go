@@ -25,6 +25,14 @@ var (
 // notify/watch/replay request with the right status, code and body.
 func writeRequestError(w http.ResponseWriter, r *http.Request, ep endpoint, err error) {
 	id := httperr.RequestID(r.Context())
+	var be *notification.BusyError
+	if errors.As(err, &be) {
+		// Not judged: the client retries the same payload.
+		w.Header().Set("Retry-After", "1")
+		msg := be.Error()
+		httperr.WriteJSON(w, http.StatusServiceUnavailable, httperr.ErrorBody{Code: "SERVICE_UNAVAILABLE", Error: "service_unavailable", Message: msg, Details: msg, RequestID: id})
+		return
+	}
 	var ue *notification.UnknownEventTypeError
 	if errors.As(err, &ue) {
 		names := ue.Configured
@@ -46,8 +54,11 @@ func requestError(ep endpoint, err error) (code, msg, detail string) {
 		pe *notification.ParseError
 		ue *notification.UnknownEventTypeError
 		ve *notification.ValidationError
+		be *notification.BusyError
 	)
 	switch {
+	case errors.As(err, &be):
+		return "BUSY", be.Error(), be.Error()
 	case errors.As(err, &pe):
 		return pe.Kind.Code(), pe.Error(), pe.Detail
 	case errors.As(err, &ue):
@@ -64,3 +75,22 @@ func validation(msg string) error {
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// observeCodecError tells the codec observer of a payload a codec
+// refused, or could not take because its extension workers were busy. It
+// sees the codec's name only, never payload values.
+func (h *Handlers) observeCodecError(s *notification.Schema, err error) {
+	if s == nil || s.Payload == nil || err == nil {
+		return
+	}
+	var (
+		pe *notification.PayloadError
+		be *notification.BusyError
+	)
+	switch {
+	case errors.As(err, &be):
+		h.obs.CodecBusy(be.Codec)
+	case errors.As(err, &pe):
+		h.obs.CodecDecodeError(pe.Codec)
+	}
+}

@@ -254,7 +254,15 @@ func (h *Handlers) Registry() *notification.Registry { return h.set.Load().Regis
 // with reason (stream.SchemaChanged or stream.SchemaRemoved after a
 // reload) and returns how many there were.
 func (h *Handlers) EndStreams(eventType string, reason stream.Reason) int {
-	return h.running.End(eventType, &stream.Stop{Reason: reason})
+	stop := &stream.Stop{Reason: reason}
+	return h.running.End(eventType, stop) + h.running.End(eventType+formatSuffix, stop)
+}
+
+// EndFormatStreams ends the open streams of one event type that asked for
+// a payload format (a compatible payload schema change) with reason and
+// returns how many there were.
+func (h *Handlers) EndFormatStreams(eventType string, reason stream.Reason) int {
+	return h.running.End(eventType+formatSuffix, &stream.Stop{Reason: reason})
 }
 
 // Shutdown tells every open stream to end with `connection-closing`

@@ -44,6 +44,12 @@ func TestOnJetStream(t *testing.T) {
 		{"SessionHistoryLimit", TestSessionHistoryLimit},
 		{"SessionMaxDuration", TestSessionMaxDuration},
 		{"SessionFrameLimits", TestSessionFrameLimits},
+		{"TypedEveryCodec", TestTypedEveryCodec},
+		{"TypedFidelity", TestTypedFidelity},
+		{"TypedUnfolding", TestTypedUnfolding},
+		{"TypedErrors", TestTypedErrors},
+		{"TypedSchema", TestTypedSchema},
+		{"TypedWatchLive", TestTypedWatchLive},
 	} {
 		t.Run(c.name, c.fn)
 	}

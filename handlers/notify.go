@@ -57,6 +57,7 @@ func (h *Handlers) Notify(w http.ResponseWriter, r *http.Request) {
 	}
 	n, err := h.buildNotification(r.Context(), s, req)
 	if err != nil {
+		h.observeCodecError(s, err)
 		writeRequestError(w, r, notifyEndpoint, err)
 		return
 	}
@@ -76,8 +77,12 @@ func (h *Handlers) Notify(w http.ResponseWriter, r *http.Request) {
 // buildNotification validates a parsed notify request against its schema
 // and builds the notification to store: the validation that Notify and
 // NotifyBatch share.
-func (h *Handlers) buildNotification(_ context.Context, s *notification.Schema, req *notification.Request) (*notification.Notification, error) {
-	return s.Notify(req.Identifier, req.Payload)
+func (h *Handlers) buildNotification(ctx context.Context, s *notification.Schema, req *notification.Request) (*notification.Notification, error) {
+	n, err := s.NotifyContext(ctx, req.Identifier, req.Payload)
+	if err != nil {
+		h.observeCodecError(s, err)
+	}
+	return n, err
 }
 
 func (h *Handlers) writeStorageError(w http.ResponseWriter, r *http.Request, err error) {

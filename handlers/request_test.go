@@ -18,8 +18,8 @@ func TestParsePipeline(t *testing.T) {
 	}{
 		{"empty body", ``, "INVALID_JSON", "JSON parsing failed: EOF while parsing a value: the body is empty"},
 		{"not json", `{"event_type":`, "INVALID_JSON", ""},
-		{"unknown field before shape", `{"foo":1}`, "UNKNOWN_FIELD", "Request contains unknown fields: 'foo' (allowed: event_type, identifier, from_id, from_date, to_id, to_date, where, payload)"},
-		{"two unknown fields sorted", `{"zz":1,"aa":2,"event_type":"mars","identifier":{}}`, "UNKNOWN_FIELD", "Request contains unknown fields: 'aa', 'zz' (allowed: event_type, identifier, from_id, from_date, to_id, to_date, where, payload)"},
+		{"unknown field before shape", `{"foo":1}`, "UNKNOWN_FIELD", "Request contains unknown fields: 'foo' (allowed: event_type, identifier, from_id, from_date, to_id, to_date, where, format, payload)"},
+		{"two unknown fields sorted", `{"zz":1,"aa":2,"event_type":"mars","identifier":{}}`, "UNKNOWN_FIELD", "Request contains unknown fields: 'aa', 'zz' (allowed: event_type, identifier, from_id, from_date, to_id, to_date, where, format, payload)"},
 		{"array", `[1,2]`, "INVALID_REQUEST_SHAPE", "Request deserialization failed: expected a JSON object with event_type and identifier, found an array"},
 		{"scalar", `42`, "INVALID_REQUEST_SHAPE", "Request deserialization failed: expected a JSON object with event_type and identifier, found a number"},
 		{"missing event_type", `{"identifier":{}}`, "INVALID_REQUEST_SHAPE", "Request deserialization failed: missing field `event_type`"},
@@ -47,7 +47,7 @@ func TestParsePipeline(t *testing.T) {
 				want := c.message
 				if ep.path == "/api/v1/notification" {
 					// The replay end cursors are unknown on notify.
-					want = strings.Replace(want, "from_date, to_id, to_date, where, payload", "from_date, payload", 1)
+					want = strings.Replace(want, "from_date, to_id, to_date, where, format, payload", "from_date, payload", 1)
 				}
 				if want != "" && r.Body["message"] != want {
 					t.Fatalf("message %q\nwant    %q", r.Body["message"], want)

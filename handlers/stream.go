@@ -69,6 +69,15 @@ func (h *Handlers) serveStream(w http.ResponseWriter, r *http.Request, mode stre
 		}
 		where = wherePredicate{wh}
 	}
+	format := ""
+	if req.Format != nil {
+		format = *req.Format
+	}
+	view, err := s.View(format)
+	if err != nil {
+		writeRequestError(w, r, ep, err)
+		return
+	}
 	if !h.checkECPDS(w, r, set, s, filter) {
 		return
 	}
@@ -80,17 +89,17 @@ func (h *Handlers) serveStream(w http.ResponseWriter, r *http.Request, mode stre
 	}
 	obs := h.obs.Stream(StreamLabels{Transport: TransportSSE, Route: route, EventType: eventTypeLabel(s), User: streamUser(IdentityFrom(r.Context()))})
 	spec.Observer = obs
+	spec.Format = format
+	key, render := recordView(reg, view)
 	sink := &sseSink{
 		h: h, w: w, watch: set.Watch, cors: !set.CORSManaged, mode: mode, cursors: cur, cap: s.MaxHistorical, obs: obs,
-		reqID: httperr.RequestID(r.Context()),
-		topic: filter.Pattern.Display(),
-		view:  reg,
-		render: func(rec *engine.Record) ([]byte, error) {
-			return reg.CloudEvent(&rec.Notification, rec.Seq, rec.Time)
-		},
+		reqID:  httperr.RequestID(r.Context()),
+		topic:  filter.Pattern.Display(),
+		view:   key,
+		render: render,
 	}
 	capSendBuffer(r, set.Watch.SendBufferBytes, h.log)
-	ctx, leave := h.running.Join(r.Context(), s.Name)
+	ctx, leave := h.running.Join(r.Context(), streamKey(s.Name, view))
 	defer leave()
 	end := stream.Run(ctx, h.eng, &spec, sink)
 	if sink.sse != nil {
@@ -305,3 +314,38 @@ type wherePredicate struct{ w *notification.Where }
 
 // Match implements stream.Predicate.
 func (p wherePredicate) Match(rec *engine.Record) bool { return p.w.Match(&rec.Notification) }
+
+// viewKey keys the cached rendering of a record: the registry it is
+// rendered with and the payload view. A record is rendered once per
+// view, however many watchers share it.
+type viewKey struct {
+	reg  *notification.Registry
+	view *notification.View
+}
+
+// recordView returns the cache key and the renderer of records in view
+// (nil: the default view) with reg.
+func recordView(reg *notification.Registry, view *notification.View) (any, func(*engine.Record) ([]byte, error)) {
+	if view == nil {
+		return reg, func(rec *engine.Record) ([]byte, error) {
+			return reg.CloudEvent(&rec.Notification, rec.Seq, rec.Time)
+		}
+	}
+	return viewKey{reg: reg, view: view}, func(rec *engine.Record) ([]byte, error) {
+		return reg.CloudEventView(&rec.Notification, rec.Seq, rec.Time, view)
+	}
+}
+
+// formatSuffix marks the streams that asked for a payload format in the
+// running set: a reload that changes an event type's payload schema
+// compatibly ends those (schema_changed) and keeps the others.
+const formatSuffix = "\x00format"
+
+// streamKey is the name a stream of eventType in view joins the running
+// set under.
+func streamKey(eventType string, view *notification.View) string {
+	if view == nil {
+		return eventType
+	}
+	return eventType + formatSuffix
+}

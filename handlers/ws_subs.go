@@ -55,8 +55,11 @@ type subscription struct {
 	// schema is the event type's schema (GET /api/v1/schema/{event_type})
 	// as it was at subscribe time, for the reply only (dropped once it is
 	// sent).
-	schema    json.RawMessage
-	reg       *notification.Registry
+	schema json.RawMessage
+	// viewKey and render render its records in its payload view, once
+	// per record and view for every subscriber.
+	viewKey   any
+	render    func(*engine.Record) ([]byte, error)
 	frameMax  int
 	eventsMax int
 	// overhead is the size of one of its history frames without events
@@ -247,10 +250,6 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 		fail("LIMIT_EXCEEDED", fmt.Sprintf("max_subscriptions (%d): the session has that many subscriptions and replays running", s.set.Session.MaxSubscriptions))
 		return
 	}
-	if o.format != "" && o.format != "json" {
-		fail(ep.code, fmt.Sprintf("format %q is not available: payloads are JSON (typed payload views need the event type's payload codec)", o.format))
-		return
-	}
 	req, err := notification.ParseRequest(o.body)
 	if err != nil {
 		code, msg, _ := requestError(ep, err)
@@ -274,6 +273,12 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 		return
 	}
 	cur, err := stream.ParseCursors(stream.CursorsOf(req), mode)
+	if err != nil {
+		code, msg, _ := requestError(ep, err)
+		fail(code, msg)
+		return
+	}
+	view, err := sc.View(o.format)
 	if err != nil {
 		code, msg, _ := requestError(ep, err)
 		fail(code, msg)
@@ -328,9 +333,11 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 	sub := &subscription{
 		s: s, name: o.name, gen: s.nextGen, eventType: sc.Name, topic: topic,
 		replay: replay, dropping: o.dropping, cursor: cur.HasStart(),
-		reply: reqID, schema: schema, reg: set.Registry,
+		reply: reqID, schema: schema,
 		frameMax: s.set.Session.MaxFrameBytes, eventsMax: s.set.Session.MaxFrameEvents,
 	}
+	sub.viewKey, sub.render = recordView(set.Registry, view)
+	spec.Format = o.format
 	sub.overhead = len(sub.frameHeader(nil, stream.History)) + len("]}")
 	opened := make(chan error, 1)
 	sub.opened = opened
@@ -338,7 +345,7 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 	s.running++
 	s.subsWG.Add(1)
 	s.mu.Unlock()
-	ctx, leave := s.h.running.Join(s.ctx, sc.Name)
+	ctx, leave := s.h.running.Join(s.ctx, streamKey(sc.Name, view))
 	ctx, cancel := context.WithCancelCause(ctx)
 	sub.cancel = cancel
 	s.h.sessionSubs.Add(1)
@@ -394,10 +401,7 @@ func (sub *subscription) Record(rec *engine.Record, ph stream.Phase) error {
 		}
 	}
 	sub.phase = ph
-	reg := sub.reg
-	data, err := rec.Rendered(reg, func(r *engine.Record) ([]byte, error) {
-		return reg.CloudEvent(&r.Notification, r.Seq, r.Time)
-	})
+	data, err := rec.Rendered(sub.viewKey, sub.render)
 	if err != nil || len(data)+sub.frameOverhead(ph) > sub.frameMax {
 		if err := sub.flushFrame(); err != nil {
 			return err

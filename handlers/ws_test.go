@@ -112,7 +112,7 @@ func TestSessionRequestErrors(t *testing.T) {
 	c.fails("subscribe", `"name":"a","event_type":"extreme","where":"anomaly >"`, "INVALID_WATCH_REQUEST", "where: column 10: expected a field name or a value")
 	c.fails("subscribe", `"name":"a","event_type":"extreme","to_id":"3"`, "INVALID_REQUEST", "subscribe does not take 'to_id'")
 	c.fails("replay", `"name":"a","event_type":"extreme"`, "INVALID_REPLAY_REQUEST", "replay needs a start cursor")
-	c.fails("subscribe", `"name":"a","event_type":"extreme","format":"avro"`, "INVALID_WATCH_REQUEST", `format "avro" is not available`)
+	c.fails("subscribe", `"name":"a","event_type":"extreme","format":"avro"`, "INVALID_WATCH_REQUEST", `format 'avro' is not available: event type 'extreme' has an opaque JSON payload (typed payload views need a payload codec), so its only format is json`)
 	c.ok("subscribe", `"name":"a","event_type":"extreme"`)
 	c.fails("subscribe", `"name":"a","event_type":"mars","identifier":{"class":"od"}`, "DUPLICATE_NAME", "the session already has a subscription named 'a'")
 	c.fails("publish", `"producer":"p","batch":[]`, "UNKNOWN_PRODUCER", "the session has no producer named 'p'")

@@ -41,6 +41,7 @@ var routes = []route{
 	{"GET", "/api/v1/schema/{event_type}", []string{"200", "404"}},
 	{"POST", "/api/v1/notification", []string{"200", "400", "401", "403", "408", "413", "415", "500", "503"}},
 	{"POST", "/api/v1/notifications", []string{"200", "400", "401", "403", "408", "413", "415", "500", "503"}},
+	{"POST", "/api/v1/events/{event_type}", []string{"200", "400", "401", "403", "408", "413", "415", "500", "503"}},
 	{"POST", "/api/v1/watch", []string{"200", "400", "401", "403", "408", "413", "415", "429", "500", "503"}},
 	{"POST", "/api/v1/replay", []string{"200", "400", "401", "403", "408", "413", "415", "429", "500", "503"}},
 	{"GET", "/api/v1/session", []string{"101", "400", "401", "403", "426", "429", "503"}},
@@ -56,7 +57,7 @@ var routes = []route{
 var globalStatuses = []string{"404", "405"}
 
 // queryParams are the only query parameters herald reads, per operation.
-var queryParams = map[string][]string{"POST /api/v1/admin/reload": {"force"}}
+var queryParams = map[string][]string{"POST /api/v1/admin/reload": {"force"}, "POST /api/v1/events/{event_type}": {"identifier"}}
 
 // publicRoutes never need credentials: their operations declare an empty
 // security requirement list.
