@@ -50,6 +50,7 @@ func TestOnJetStream(t *testing.T) {
 		{"TypedErrors", TestTypedErrors},
 		{"TypedSchema", TestTypedSchema},
 		{"TypedWatchLive", TestTypedWatchLive},
+		{"TypedWhereAndSessions", TestTypedWhereAndSessions},
 	} {
 		t.Run(c.name, c.fn)
 	}

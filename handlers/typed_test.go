@@ -425,3 +425,84 @@ func TestTypedConfigOnReload(t *testing.T) {
 		}
 	}
 }
+
+// reading returns the reading line of one step and temperature.
+func reading(step int, temperature string, humidity bool) string {
+	line := strings.Replace(strings.Replace(readingLine, `"step":12`, `"step":`+strconv.Itoa(step), 1), `"temperature":21.5`, `"temperature":`+temperature, 1)
+	if !humidity {
+		line = strings.Replace(line, `,"humidity":0.25`, ``, 1)
+	}
+	return line
+}
+
+// TestTypedWhereAndSessions: WHERE over payload fields on SSE replay and
+// watch and on a WebSocket subscription with a format; the session's
+// notify and a producer's publish decode typed payloads.
+func TestTypedWhereAndSessions(t *testing.T) {
+	s := startServer(t, typedConfig(t, typedDefs, ""), nil)
+	cs := newTestCodecs(t, typedDefs)
+	temps := []string{"-3", "12.5", "31", "30", "40.25", "29.9"}
+	for i, temp := range temps {
+		s.notify(t, `{"event_type":"r_json","identifier":{},"payload":`+reading(i+1, temp, i != 4)+`}`)
+	}
+	const where = `payload.temperature > 30 OR payload.humidity IS NULL`
+	st := s.open(t, "/api/v1/replay", `{"event_type":"r_json","identifier":{},"from_id":"1","where":"`+where+`"}`)
+	if got := strings.Join(names(st.all(wait)), " "); got != "replay-control:replay_started replay:r_json@3 replay:r_json@5 replay-control:replay_completed connection-closing:end_of_stream" {
+		t.Fatalf("replay: %s", got)
+	}
+	live := s.open(t, "/api/v1/watch", `{"event_type":"r_json","identifier":{},"where":"payload.step >= 8 AND payload.at > '2026-01-01T00:00:00Z'"}`)
+	live.next(wait)
+
+	c := s.dial(t, nil)
+	c.welcome()
+	c.fails("subscribe", `"name":"x","event_type":"r_json","where":"payload.secret = 'pin'"`, "INVALID_WATCH_REQUEST",
+		"where: column 1: payload.secret is SENSITIVE: WHERE cannot test it (a predicate would reveal its value)")
+	c.fails("subscribe", `"name":"x","event_type":"r_json","format":"note_json"`, "INVALID_WATCH_REQUEST",
+		"format 'note_json' is not available for event type 'r_json'")
+
+	// The session's notify and a producer's publish: typed like the HTTP
+	// notify.
+	r := c.ok("notify", `"event_type":"r_json","identifier":{},"payload":`+reading(7, "35", true))
+	if r["notification_id"] != "r_json@7" {
+		t.Fatalf("session notify %v", r)
+	}
+	c.fails("notify", `"event_type":"r_json","identifier":{},"payload":{"station":"s1"}`, "INVALID_NOTIFICATION_REQUEST",
+		"invalid payload for event type 'r_json': codec reading_json: field step: required field is missing [MISSING_FIELD]")
+	c.ok("open_producer", `"producer":"p","event_type":"r_json"`)
+	r = c.reply("publish", `"producer":"p","batch":[{"identifier":{},"payload":`+reading(8, "50", true)+`},{"identifier":{"step":9},"payload":`+reading(9, "1", true)+`}]`)
+	if r["ok"] != true || fmt.Sprint(r["ids"]) != "[r_json@8 r_json@9]" {
+		t.Fatalf("publish %v", r)
+	}
+	r = c.reply("publish", `"producer":"p","batch":[{"identifier":{},"payload":`+reading(10, "1", true)+`},{"identifier":{"step":5},"payload":`+reading(11, "1", true)+`}]`)
+	if r["ok"] != false || r["outcome"] != "not_admitted" || jsonString(r["errors"]) != `[{"code":"INVALID_NOTIFICATION_REQUEST","index":1,"message":"identifier 'step' disagrees with the record's field 'step': send the same value, or leave it out and let the record fill it"}]` {
+		t.Fatalf("publish %v", r)
+	}
+
+	c.ok("subscribe", `"name":"hot","event_type":"r_json","from_id":"1","format":"reading_cbor","where":"`+where+`"`)
+	ids, _ := c.collect("hot", 4)
+	if strings.Join(ids, " ") != "r_json@3 r_json@5 r_json@7 r_json@8" {
+		t.Fatalf("subscription: %v", ids)
+	}
+	for _, id := range []string{"r_json@8", "r_json@9"} {
+		if ev := live.skipBeats(wait); ev.Data["id"] != id {
+			t.Fatalf("live watch: %s, want %s", ev.Raw, id)
+		}
+	}
+	// One more subscription frame check: its events are CBOR.
+	if r, _ := c.replyAmid("replay", `"name":"one","event_type":"r_json","from_id":"8","to_id":"8","format":"reading_cbor"`); r["ok"] != true {
+		t.Fatalf("replay %v", r)
+	}
+	for {
+		f := c.next()
+		if f["type"] != "events" || f["sub"] != "one" {
+			continue
+		}
+		ev := f["events"].([]any)[0].(map[string]any)
+		p := ev["data"].(map[string]any)["payload"].(string)
+		want := base64.StdEncoding.EncodeToString(cs.encode(t, "reading_cbor", strings.Replace(reading(8, "50", true), `"pin"`, `"***"`, 1)))
+		if ev["heraldcodec"] != "reading_cbor" || p != want {
+			t.Fatalf("replay frame %v", ev)
+		}
+		break
+	}
+}

@@ -365,3 +365,55 @@ func newBusyPool() *busyPool {
 }
 
 func (b *busyPool) release() { close(b.stop); <-b.done }
+
+// TestWherePayload: WHERE over payload fields, typed by the internal
+// schema, three-valued, SENSITIVE fields refused.
+func TestWherePayload(t *testing.T) {
+	r := typedRegistry(t, "reading_json")
+	s, _ := r.Schema("reading")
+	mk := func(payload string) *Notification {
+		n, err := s.Notify(nil, json.RawMessage(payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	warm := mk(readingJSON)
+	cold := mk(strings.NewReplacer(`"temperature":21.5`, `"temperature":-3`, `,"humidity":0.25`, ``, `"station":"s1"`, `"station":"s2"`, `10:00:00.123456789Z`, `09:00:00Z`).Replace(readingJSON))
+	opaque := &Notification{Tokens: []string{"reading", "s1", "12"}, Payload: []byte(`{"temperature":40}`), ContentType: ContentTypeJSON}
+	tests := []struct {
+		where, compiled string
+		warm, cold      bool
+	}{
+		{"payload.temperature > 20", "(payload.temperature > 20)", true, false},
+		{"payload.temperature BETWEEN -5 AND 0", "(payload.temperature BETWEEN -5 AND 0)", false, true},
+		{"payload.humidity IS NULL", "(payload.humidity IS NULL)", false, true},
+		{"payload.humidity < 0.5", "(payload.humidity < 0.5)", true, false},
+		{"NOT payload.humidity < 0.5", "(NOT (payload.humidity < 0.5))", false, false},
+		{"payload.station IN ('s2', 's3')", "(payload.station IN ('s2', 's3'))", false, true},
+		{"payload.at >= '2026-12-03T11:00:00+01:00'", "(payload.at >= '2026-12-03T10:00:00Z')", true, false},
+		{"payload.step = step AND station = 's1'", "((payload.step = identifier.step) AND (identifier.station = 's1'))", true, false},
+		{"payload.step > 11.5", "(payload.step > 11.5)", true, true},
+	}
+	for _, tt := range tests {
+		w, err := s.CompileWhere(tt.where)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.where, err)
+		}
+		if w.String() != tt.compiled || w.Match(warm) != tt.warm || w.Match(cold) != tt.cold || w.Match(opaque) != strings.Contains(tt.where, "IS NULL") {
+			t.Errorf("%s: %s warm %v cold %v opaque %v", tt.where, w, w.Match(warm), w.Match(cold), w.Match(opaque))
+		}
+	}
+	for _, c := range []struct{ where, want string }{
+		{"payload.secret = 'pin'", "where: column 1: payload.secret is SENSITIVE: WHERE cannot test it (a predicate would reveal its value)"},
+		{"payload.nope = 1", "where: column 1: unknown payload field 'nope' for event type 'reading'; the fields of schema reading are 'station', 'step', 'temperature', 'humidity', 'at', 'secret'"},
+		{"payload.station = 3", "where: column 19: payload.station holds text (STRING): compare it with a string, not number 3"},
+		{"payload.step = 'x'", "where: column 16: payload.step holds an integer (I32): compare it with a number, not string 'x'"},
+		{"payload.at < 'yesterday'", "where: column 14: payload.at is a DATETIME: 'yesterday' is not RFC 3339 text within the DATETIME range"},
+		{"payload.at = station", "where: column 12: payload.at (a datetime) and identifier.station (text) cannot be compared"},
+	} {
+		if _, err := s.CompileWhere(c.where); err == nil || err.Error() != c.want {
+			t.Errorf("%s:\n got %v\nwant %s", c.where, err, c.want)
+		}
+	}
+}

@@ -2,8 +2,14 @@ package notification
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+	"unsafe"
+
+	"herald/codec/store"
+	"herald/codec/types"
+	"herald/codec/values"
 )
 
 // This file compiles WHERE predicates (session protocol §5): boolean
@@ -261,10 +267,11 @@ const (
 	kInt
 	kFloat
 	kText // strings, dates and times: canonical text, ordered as text
+	kTime // a payload DATETIME: nanoseconds since the epoch
 )
 
 func (k wkind) String() string {
-	return [...]string{"NULL", "a boolean", "an integer", "a number", "text"}[k]
+	return [...]string{"NULL", "a boolean", "an integer", "a number", "text", "a datetime"}[k]
 }
 
 // numeric reports whether k compares numerically.
@@ -277,6 +284,8 @@ type wval struct {
 	i    int64
 	f    float64
 	s    string
+	// big marks an integer outside the int64 range: only f holds it.
+	big bool
 }
 
 type tri uint8
@@ -381,7 +390,7 @@ func boolTri(v wval) tri {
 // compare orders two non-null values of comparable kinds.
 func compare(a, b wval, ka, kb wkind) int {
 	switch {
-	case ka == kInt && kb == kInt:
+	case ka == kInt && kb == kInt && !a.big && !b.big, ka == kTime && kb == kTime:
 		return cmpOrdered(a.i, b.i)
 	case ka.numeric() && kb.numeric():
 		return cmpOrdered(a.f, b.f)
@@ -862,7 +871,7 @@ func (p *whereParser) field(t wtok) (parsed, error) {
 		switch scope {
 		case "identifier":
 		case "payload":
-			return parsed{}, p.errAt(t.pos, fmt.Sprintf("payload.%s: event type '%s' has no typed payload (a payload codec), so its payload has no fields to test", name, p.schema.Name))
+			return p.payloadField(t, name)
 		default:
 			return parsed{}, p.errAt(t.pos, fmt.Sprintf("unknown scope '%s': names are bare identifier fields, identifier.<name> or payload.<name>", t.text))
 		}
@@ -944,6 +953,9 @@ func (p *whereParser) literal(a parsed, field woperand) (woperand, error) {
 	case r.isNull:
 		return &wliteral{k: kNull, v: wval{null: true}, text: "NULL"}, nil
 	case r.isBool:
+		if field != nil && field.kind() == kBool {
+			return &wliteral{k: kBool, v: wval{b: r.b}, text: strings.ToUpper(r.tok.text)}, nil
+		}
 		if field != nil {
 			return nil, p.errAt(a.pos, fmt.Sprintf("%s is a boolean; %s holds %s", strings.ToUpper(r.tok.text), field, field.kind()))
 		}
@@ -952,6 +964,9 @@ func (p *whereParser) literal(a parsed, field woperand) (woperand, error) {
 	written := r.tok.text
 	if r.neg {
 		written = "-" + written
+	}
+	if pf, ok := field.(*wpayload); ok {
+		return p.payloadLiteral(a, pf, written)
 	}
 	text := written
 	if r.tok.kind == tNumber {
@@ -998,3 +1013,124 @@ func (p *whereParser) literal(a parsed, field woperand) (woperand, error) {
 
 // quoteWhere writes a string literal.
 func quoteWhere(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// wpayload reads a field of a typed payload from the stored record,
+// without decoding the rest of it (codec/store). A record stored without
+// a typed payload, or without the field, gives NULL; so does a NaN.
+type wpayload struct {
+	name string
+	typ  types.Type
+	k    wkind
+}
+
+func (f *wpayload) kind() wkind    { return f.k }
+func (f *wpayload) String() string { return "payload." + f.name }
+
+func (f *wpayload) value(n *Notification) wval {
+	if !store.IsStored(n.ContentType) {
+		return wval{null: true}
+	}
+	v, found, err := store.Lookup(n.Payload, f.name)
+	if err != nil || !found {
+		return wval{null: true}
+	}
+	switch v.Kind {
+	case store.Int:
+		switch {
+		case !v.Neg && v.Mag <= math.MaxInt64:
+			return wval{i: int64(v.Mag), f: float64(v.Mag)}
+		case v.Neg && v.Mag != 0 && v.Mag <= 1<<63:
+			return wval{i: -int64(v.Mag - 1) - 1, f: -float64(v.Mag)}
+		case v.Neg:
+			return wval{big: true, f: -math.Ldexp(1, 64)}
+		}
+		return wval{big: true, f: float64(v.Mag)}
+	case store.Float:
+		if math.IsNaN(v.F) {
+			return wval{null: true}
+		}
+		return wval{f: v.F}
+	case store.Bool:
+		return wval{b: v.B}
+	case store.Text:
+		return wval{s: unsafe.String(unsafe.SliceData(v.S), len(v.S))}
+	case store.Time:
+		if f.k == kText {
+			return wval{s: string(values.AppendRFC3339(nil, v.Time, 9))}
+		}
+		return wval{i: v.Time}
+	}
+	return wval{null: true}
+}
+
+// payloadField resolves payload.<name> against the event type's internal
+// schema.
+func (p *whereParser) payloadField(t wtok, name string) (parsed, error) {
+	s := p.schema
+	if s.Payload == nil {
+		return parsed{}, p.errAt(t.pos, fmt.Sprintf("payload.%s: event type '%s' has no typed payload (a payload codec), so its payload has no fields to test", name, s.Name))
+	}
+	sc := s.Payload.schema
+	i := sc.Index(name)
+	if i < 0 {
+		names := make([]string, len(sc.Fields))
+		for j, f := range sc.Fields {
+			names[j] = f.Name
+		}
+		return parsed{}, p.errAt(t.pos, fmt.Sprintf("unknown payload field '%s' for event type '%s'; the fields of schema %s are %s", name, s.Name, types.Quote(sc.Name), quoteList(names)))
+	}
+	f := sc.Fields[i]
+	if f.Sensitive {
+		return parsed{}, p.errAt(t.pos, fmt.Sprintf("payload.%s is SENSITIVE: WHERE cannot test it (a predicate would reveal its value)", name))
+	}
+	var k wkind
+	switch kd := f.Type.Kind; {
+	case kd.IsInteger():
+		k = kInt
+	case kd.IsFloat():
+		k = kFloat
+	case kd == types.Bool:
+		k = kBool
+	case kd == types.String:
+		k = kText
+	case kd == types.Datetime:
+		k = kTime
+	default:
+		return parsed{}, p.errAt(t.pos, fmt.Sprintf("payload.%s is %s: WHERE compares integers, floats, booleans, strings and datetimes", name, f.Type))
+	}
+	return parsed{op: &wpayload{name: name, typ: f.Type, k: k}, pos: t.pos}, nil
+}
+
+// payloadLiteral types a literal compared with a payload field.
+func (p *whereParser) payloadLiteral(a parsed, f *wpayload, written string) (woperand, error) {
+	r := a.lit
+	switch f.k {
+	case kInt, kFloat:
+		if r.tok.kind != tNumber {
+			return nil, p.errAt(a.pos, fmt.Sprintf("%s holds %s (%s): compare it with a number, not %s", f, f.k, f.typ, r.tok.describe()))
+		}
+		if v, err := strconv.ParseInt(written, 10, 64); err == nil {
+			return &wliteral{k: kInt, v: wval{i: v, f: float64(v)}, text: written}, nil
+		}
+		v, err := strconv.ParseFloat(written, 64)
+		if err != nil || math.IsInf(v, 0) {
+			return nil, p.errAt(a.pos, fmt.Sprintf("%s is not a number a %s can be compared with", written, f.typ))
+		}
+		return &wliteral{k: kFloat, v: wval{f: v}, text: written}, nil
+	case kText:
+		if r.tok.kind != tString {
+			return nil, p.errAt(a.pos, fmt.Sprintf("%s holds text (%s): compare it with a string, not %s", f, f.typ, r.tok.describe()))
+		}
+		return &wliteral{k: kText, v: wval{s: written}, text: quoteWhere(written)}, nil
+	case kTime:
+		if r.tok.kind != tString {
+			return nil, p.errAt(a.pos, fmt.Sprintf("%s is a DATETIME: compare it with an RFC 3339 string such as '2026-12-03T10:00:00Z', not %s", f, r.tok.describe()))
+		}
+		ns, code := values.ParseRFC3339([]byte(written), 9)
+		if code != "" {
+			return nil, p.errAt(a.pos, fmt.Sprintf("%s is a DATETIME: %s is not RFC 3339 text within the DATETIME range", f, quoteWhere(written)))
+		}
+		return &wliteral{k: kTime, v: wval{i: ns}, text: quoteWhere(string(values.AppendRFC3339(nil, ns, 9)))}, nil
+	}
+	return nil, p.errAt(a.pos, fmt.Sprintf("%s is a boolean: compare it with TRUE or FALSE, not %s", f, r.tok.describe()))
+}
