@@ -1040,7 +1040,7 @@ func (f *wpayload) value(n *Notification) wval {
 		case !v.Neg && v.Mag <= math.MaxInt64:
 			return wval{i: int64(v.Mag), f: float64(v.Mag)}
 		case v.Neg && v.Mag != 0 && v.Mag <= 1<<63:
-			return wval{i: -int64(v.Mag - 1) - 1, f: -float64(v.Mag)}
+			return wval{i: -int64(v.Mag-1) - 1, f: -float64(v.Mag)}
 		case v.Neg:
 			return wval{big: true, f: -math.Ldexp(1, 64)}
 		}
