@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	clientcli "herald/client/cli"
 	"herald/codec/catalog"
 	"herald/codec/cli"
 	"herald/codec/ddl"
@@ -43,6 +44,7 @@ Usage:
   herald codec COMMAND ...         check codec definitions, decode and encode
                                    payloads (herald codec --help)
   herald help                      show this help
+` + clientcli.Usage + `
   herald version, herald --version print the version
 
 The config file is an aviso-server config. It is found in this order:
@@ -73,6 +75,8 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer, read
 		return checkConfig(args, env, stdout, stderr)
 	case "codec":
 		return cli.Main(args, os.Stdin, stdout, stderr)
+	case "notify", "watch", "replay", "schema", "session":
+		return clientcli.Main(ctx, cmd, args, env, os.Stdin, stdout, stderr)
 	case "help":
 		serveFlags(stdout).Usage()
 		return 0
