@@ -46,6 +46,9 @@ type StreamRequest struct {
 	ToID, ToDate string
 	// Where is a WHERE predicate over the identifier (herald).
 	Where string
+	// Format names the codec whose output a typed payload is rendered
+	// in (herald); empty is the default JSON row view.
+	Format string
 }
 
 // body renders the request with the given start cursor.
@@ -55,7 +58,7 @@ func (r *StreamRequest) body(fromID, fromDate string) map[string]any {
 		ident = map[string]json.RawMessage{}
 	}
 	b := map[string]any{"event_type": r.EventType, "identifier": ident}
-	for k, v := range map[string]string{"from_id": fromID, "from_date": fromDate, "to_id": r.ToID, "to_date": r.ToDate, "where": r.Where} {
+	for k, v := range map[string]string{"from_id": fromID, "from_date": fromDate, "to_id": r.ToID, "to_date": r.ToDate, "where": r.Where, "format": r.Format} {
 		if v != "" {
 			b[k] = v
 		}

@@ -305,3 +305,5 @@ func writeFile(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

@@ -13,7 +13,7 @@ import (
 	"herald/client"
 )
 
-const watchUsage = `Usage: herald watch EVENT_TYPE [FILTER...] [--from SEQ | --from-date DATE] [--where PREDICATE] [--output text|json] [client flags]
+const watchUsage = `Usage: herald watch EVENT_TYPE [FILTER...] [--from SEQ | --from-date DATE] [--where PREDICATE] [--format CODEC] [--output text|json] [client flags]
 
 Prints the notifications of EVENT_TYPE that match the filters as they
 arrive, one line each: id, time, identifier, payload summary (--output
@@ -29,7 +29,7 @@ Example:
   herald watch mars class=od 'step>=6' --from 0 --where "stream = 'enfo'"
 `
 
-const replayUsage = `Usage: herald replay EVENT_TYPE [FILTER...] (--from SEQ | --from-date DATE) [--to-id SEQ | --to-date DATE] [--where PREDICATE] [--output text|json] [client flags]
+const replayUsage = `Usage: herald replay EVENT_TYPE [FILTER...] (--from SEQ | --from-date DATE) [--to-id SEQ | --to-date DATE] [--where PREDICATE] [--format CODEC] [--output text|json] [client flags]
 
 Prints the stored notifications of EVENT_TYPE that match the filters from
 a sequence (0 is the beginning) or a date, up to --to-id or --to-date or
@@ -55,6 +55,7 @@ func (s *streams) stream(ctx context.Context, mode client.Mode, args []string) e
 	from := fs.String("from", "", "start at sequence `SEQ` (0 is the beginning; EVENT_TYPE@SEQ also works)")
 	fromDate := fs.String("from-date", "", "start at `DATE` (RFC 3339, YYYY-MM-DD HH:MM:SS, epoch seconds or milliseconds, or YYYY-MM-DD for its midnight UTC)")
 	where := fs.String("where", "", "a WHERE `PREDICATE` over the identifier, e.g. \"step >= 6 AND stream = 'enfo'\"")
+	format := fs.String("format", "", "render typed payloads with codec `NAME` (herald schema EVENT_TYPE lists the formats); default the JSON row view")
 	output := fs.String("output", "text", "`FORMAT` of each notification: text (one readable line) or json (the CloudEvent)")
 	var toID, toDate *string
 	if mode == client.Replay {
@@ -76,7 +77,7 @@ func (s *streams) stream(ctx context.Context, mode client.Mode, args []string) e
 	if set["from"] && set["from-date"] {
 		return usagef("--from and --from-date exclude one another: give one start")
 	}
-	req := client.StreamRequest{EventType: eventType, Where: *where}
+	req := client.StreamRequest{EventType: eventType, Where: *where, Format: *format}
 	if set["from"] {
 		if req.FromID, err = sequenceFlag("--from", *from, eventType); err != nil {
 			return err
