@@ -88,7 +88,7 @@ func TestFlags(t *testing.T) {
 		t.Fatalf("flag orders: %+v %+v %+v", a, b, c)
 	}
 	r := runCLI(t, nil, nil, "watch", "alert", "--bogus")
-	if r.code != 2 || !strings.HasPrefix(r.stderr, "flag provided but not defined: -bogus\nUsage: herald watch EVENT_TYPE") || !strings.Contains(r.stderr, "\nFlags:\n  -from SEQ\n") {
+	if r.code != 2 || !strings.HasPrefix(r.stderr, "flag provided but not defined: -bogus\nUsage: herald watch EVENT_TYPE") || !strings.Contains(r.stderr, "\nFlags:\n  -format NAME\n") {
 		t.Fatalf("--bogus: %+v", r)
 	}
 	r = runCLI(t, nil, nil, "watch", "alert", "--to-id", "3")
