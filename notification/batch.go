@@ -35,7 +35,9 @@ func ParseNotifyBatch(body []byte, max int) ([][]byte, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, &ParseError{Kind: InvalidJSON, Detail: "EOF while parsing a value: the body is empty"}
 	}
-	dec := jsontext.NewDecoder(bytes.NewReader(body), jsontext.AllowDuplicateNames(true))
+	// A *bytes.Buffer is parsed in place, without a copy (as scanRequest
+	// does); body itself is never written.
+	dec := jsontext.NewDecoder(bytes.NewBuffer(body), jsontext.AllowDuplicateNames(true))
 	kind := body[len(body)-len(bytes.TrimLeft(body, " \t\r\n"))]
 	if kind != '{' {
 		if err := dec.SkipValue(); err != nil {
