@@ -1,14 +1,17 @@
 // Command producer measures producer throughput (issue 12):
 // notifications/s through one WebSocket session's producer, credit 16
-// and batches of 100 (and 1,000), against raw JetStream asynchronous
-// publishes of the same messages to the same server, measured in the
-// same run. Goal: herald ≥ 0.5× the raw publishes.
+// and batches of 100 (and 1,000), and through batch notify over HTTP
+// (POST /api/v1/notifications, issue 16: batches of -http-batches
+// notifications from -http-concurrency clients), against raw JetStream
+// asynchronous publishes of the same messages to the same server,
+// measured in the same run. Goal: herald ≥ 0.5× the raw publishes.
 //
 // Usage:
 //
 //	go build -o /tmp/herald-prod . && go build -o /tmp/producer ./bench/producer
 //	/tmp/producer -herald /tmp/herald-prod [-n 100000] [-batches 100,1000] [-rounds 3]
-//	              [-backend external|embedded] [-raw-pending 256] [-feed-ref] [-cpuprofile DIR]
+//	              [-http-batches 100] [-http-concurrency 4]
+//	              [-backend external|embedded|inproc] [-raw-pending 256] [-feed-ref] [-cpuprofile DIR]
 //
 // Each round starts fresh servers on loopback with empty stores:
 //
@@ -22,11 +25,22 @@
 //     notification_backend.jetstream.listen on a loopback port, to which
 //     the raw client connects; herald's own engine talks to the server
 //     in process.
+//   - -backend inproc: the nats-server and herald (its packages, as
+//     -serve-herald assembles them) in this tool's process, over
+//     loopback TCP: for the smoke test, which needs no herald binary;
+//     its rates and CPU times are not for reporting.
 //
 // herald's configuration has one event type (mars, identifier class and
 // step) with allow_duplicates: true, so every notification is kept.
 // Each round warms up (one batch of 100 through herald, then 100 raw
 // publishes), then measures, in an order rotating from round to round:
+//
+//   - herald (h100): batch notify, -http-concurrency clients (one
+//     keep-alive HTTP/1.1 connection each) posting batches of
+//     -http-batches notifications each, the next as soon as its previous
+//     answer is in. The figure is -n / time from the first request to
+//     the last answer; every answer must be a 200 whose ids add up to
+//     -n, and the stream must hold exactly -n more messages afterwards.
 //
 //   - herald (b100, b1000): one session (subprotocol herald.v1), one
 //     producer opened with the session's credit (16 by default); the tool
@@ -93,6 +107,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
+
+	"herald/bench/internal/benchproc"
 )
 
 // params are the flags of a run.
@@ -100,6 +116,8 @@ type params struct {
 	herald     string
 	n          int
 	batches    []int
+	httpBatch  []int
+	httpConc   int
 	credit     int
 	rounds     int
 	rawPending int
@@ -107,21 +125,25 @@ type params struct {
 	feedRef    bool
 	profileDir string
 	timeout    time.Duration
+	settle     time.Duration // the pause after each measurement
 }
 
 func main() {
 	var p params
-	var batches string
+	var batches, httpBatches string
 	flag.StringVar(&p.herald, "herald", "", "path of the herald binary to measure (go build -o FILE .)")
 	flag.IntVar(&p.n, "n", 100_000, "notifications per measurement")
-	flag.StringVar(&batches, "batches", "100,1000", "herald producer batch sizes to measure")
+	flag.StringVar(&batches, "batches", "100,1000", "herald producer batch sizes to measure (\"\": none)")
+	flag.StringVar(&httpBatches, "http-batches", "", "herald batch notify (HTTP) batch sizes to measure (\"\": none)")
+	flag.IntVar(&p.httpConc, "http-concurrency", 4, "batch notify: clients posting at once")
 	flag.IntVar(&p.credit, "credit", 16, "producer batches awaiting their outcome at once (at most the session's credit)")
 	flag.IntVar(&p.rounds, "rounds", 3, "rounds (each measures raw and every batch size once, on fresh servers)")
 	flag.IntVar(&p.rawPending, "raw-pending", 256, "raw reference: acknowledgements pending at most (PublishAsyncMaxPending)")
-	flag.StringVar(&p.backend, "backend", "external", "external (a nats-server process, herald with nats_url) or embedded (herald's own server, listen)")
+	flag.StringVar(&p.backend, "backend", "external", "external (a nats-server process, herald with nats_url), embedded (herald's own server, listen) or inproc (both in this process: smoke tests only)")
 	flag.BoolVar(&p.feedRef, "feed-ref", false, "also measure rawfeed: the raw publishes into herald's own stream, which herald's live feed reads as it reads herald's")
 	flag.StringVar(&p.profileDir, "cpuprofile", "", "run herald in-process in a child and write CPU profiles of its measurements to `DIR`")
 	flag.DurationVar(&p.timeout, "timeout", 10*time.Minute, "bound of the whole run")
+	flag.DurationVar(&p.settle, "settle", 500*time.Millisecond, "pause after each measurement, for the servers to settle")
 	natsAddr := flag.String("serve-nats", "", "internal: serve nats-server with JetStream on `ADDR`")
 	store := flag.String("store", "", "internal: the store directory of -serve-nats")
 	inproc := flag.String("serve-herald", "", "internal: serve herald in-process with the config `FILE`")
@@ -141,20 +163,28 @@ func main() {
 		}
 		return
 	}
-	for _, s := range strings.Split(batches, ",") {
-		b, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || b <= 0 {
-			fmt.Fprintln(os.Stderr, "producer: -batches: positive integers, comma-separated")
-			os.Exit(2)
-		}
-		p.batches = append(p.batches, b)
+	var err error
+	if p.batches, err = sizes(batches); err == nil {
+		p.httpBatch, err = sizes(httpBatches)
 	}
-	if p.herald == "" && p.profileDir == "" {
+	switch {
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "producer:", err)
+		os.Exit(2)
+	case len(p.batches)+len(p.httpBatch) == 0:
+		fmt.Fprintln(os.Stderr, "producer: nothing to measure: -batches and -http-batches are both empty")
+		os.Exit(2)
+	case p.httpConc <= 0:
+		fmt.Fprintln(os.Stderr, "producer: -http-concurrency must be positive")
+		os.Exit(2)
+	case p.herald == "" && p.profileDir == "" && p.backend != "inproc":
 		fmt.Fprintln(os.Stderr, "producer: -herald is required (go build -o /tmp/herald-prod . first)")
 		os.Exit(2)
-	}
-	if p.backend != "external" && p.backend != "embedded" {
-		fmt.Fprintln(os.Stderr, "producer: -backend is external or embedded")
+	case p.backend != "external" && p.backend != "embedded" && p.backend != "inproc":
+		fmt.Fprintln(os.Stderr, "producer: -backend is external, embedded or inproc")
+		os.Exit(2)
+	case p.backend == "inproc" && p.profileDir != "":
+		fmt.Fprintln(os.Stderr, "producer: -cpuprofile needs a herald of its own: not with -backend inproc")
 		os.Exit(2)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
@@ -165,10 +195,26 @@ func main() {
 	}
 }
 
+// sizes parses a comma-separated list of batch sizes ("" is none).
+func sizes(s string) ([]int, error) {
+	var out []int
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	for _, f := range strings.Split(s, ",") {
+		b, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || b <= 0 {
+			return nil, fmt.Errorf("batch sizes are positive integers, comma-separated: %q", s)
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
 // heraldConfig is herald on JetStream (%s: the backend's settings) with
 // one event type that keeps every notification.
 const heraldConfig = `
-application: {host: 127.0.0.1, port: %d}
+application: {host: 127.0.0.1, port: %d, max_batch_notifications: %d}
 logging: {level: warn}
 notification_backend:
   kind: jetstream
@@ -228,8 +274,9 @@ func run(ctx context.Context, p params, out io.Writer) error {
 			return err
 		}
 	}
-	fmt.Fprintf(out, "producer: %s, %s/%s, %d CPUs, %s, backend %s, %d notifications per measurement, credit %d, batches %v; raw: PublishMsgAsync, %d pending\n",
-		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), p.backend, p.n, p.credit, p.batches, p.rawPending)
+	fmt.Fprintf(out, "producer: %s, %s/%s, %d CPUs, %s, backend %s, %d notifications per measurement, credit %d, batches %v; batch notify: batches %v, %d clients; raw: PublishMsgAsync, %d pending\n",
+		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), p.backend, p.n, p.credit, p.batches,
+		p.httpBatch, p.httpConc, p.rawPending)
 	fmt.Fprintf(out, "%-5s %-7s %15s %9s %15s %13s %13s %8s\n", "round", "side", "notifications/s", "elapsed", "herald µs/note", "nats µs/note", "tool µs/note", "stored")
 	var all []result
 	for round := 1; round <= p.rounds; round++ {
@@ -251,6 +298,9 @@ func sides(p params, round int) []string {
 	}
 	for _, b := range p.batches {
 		s = append(s, "b"+strconv.Itoa(b))
+	}
+	for _, b := range p.httpBatch {
+		s = append(s, "h"+strconv.Itoa(b))
 	}
 	k := (round - 1) % len(s)
 	return append(s[k:], s[:k]...)
@@ -300,40 +350,57 @@ func runRound(ctx context.Context, p params, dir string, round int, out io.Write
 		}
 		natsPID = natsCmd.Process.Pid
 		backend = "nats_url: 'nats://" + natsAddr + "'"
+	} else if p.backend == "inproc" {
+		ns, err := benchproc.StartNATS(natsAddr, filepath.Join(rdir, "nats"))
+		if err != nil {
+			return nil, err
+		}
+		defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
+		backend = "nats_url: 'nats://" + natsAddr + "'"
 	} else {
 		backend = fmt.Sprintf("data_dir: '%s', listen: '%s'", filepath.Join(rdir, "herald"), natsAddr)
 	}
 	cfg := filepath.Join(rdir, "config.yaml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(heraldConfig, httpPort, backend)), 0o600); err != nil {
+	maxBatch := slices.Max(append([]int{1000}, p.httpBatch...))
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(heraldConfig, httpPort, maxBatch, backend)), 0o600); err != nil {
 		return nil, err
 	}
 	var hc *exec.Cmd
 	prefix := ""
-	if p.profileDir != "" {
-		prefix = filepath.Join(p.profileDir, fmt.Sprintf("herald-r%d", round))
-		hc = exec.Command(self, "-serve-herald", cfg, "-profile-to", prefix)
-	} else {
-		hc = exec.Command(p.herald, "--config", cfg)
-	}
-	hc.Stdout, hc.Stderr = os.Stderr, os.Stderr
-	hc.SysProcAttr = orphanGuard()
-	if err := hc.Start(); err != nil {
-		return nil, err
-	}
 	var profiles []string // the profile of each herald measurement, in order
-	defer func() {
-		stop(hc)
-		for i, name := range profiles {
-			_ = os.Rename(fmt.Sprintf("%s-%d.pprof", prefix, i+1), filepath.Join(p.profileDir, name))
+	heraldPID := 0
+	if p.backend == "inproc" {
+		stopHerald, err := startHerald(ctx, cfg)
+		if err != nil {
+			return nil, err
 		}
-	}()
+		defer stopHerald()
+	} else {
+		if p.profileDir != "" {
+			prefix = filepath.Join(p.profileDir, fmt.Sprintf("herald-r%d", round))
+			hc = exec.Command(self, "-serve-herald", cfg, "-profile-to", prefix)
+		} else {
+			hc = exec.Command(p.herald, "--config", cfg)
+		}
+		hc.Stdout, hc.Stderr = os.Stderr, os.Stderr
+		hc.SysProcAttr = orphanGuard()
+		if err := hc.Start(); err != nil {
+			return nil, err
+		}
+		defer func() {
+			stop(hc)
+			for i, name := range profiles {
+				_ = os.Rename(fmt.Sprintf("%s-%d.pprof", prefix, i+1), filepath.Join(p.profileDir, name))
+			}
+		}()
+		heraldPID = hc.Process.Pid
+	}
 	if err := waitListening(ctx, addr); err != nil {
 		return nil, err
 	}
 	if err := waitListening(ctx, natsAddr); err != nil {
 		return nil, err
 	}
-	heraldPID := hc.Process.Pid
 
 	// The raw client.
 	nc, err := nats.Connect("nats://"+natsAddr, nats.Name("producer-bench raw"), nats.Timeout(5*time.Second))
@@ -348,7 +415,7 @@ func runRound(ctx context.Context, p params, dir string, round int, out io.Write
 
 	// Warm-up: herald creates its stream and stores notifications 0..99,
 	// which give the raw reference its messages.
-	pub, err := openPublisher(addr, p.credit, slices.Max(p.batches))
+	pub, err := openPublisher(addr, p.credit, slices.Max(append([]int{steps}, p.batches...)))
 	if err != nil {
 		return nil, fmt.Errorf("producer: %w", err)
 	}
@@ -380,10 +447,11 @@ func runRound(ctx context.Context, p params, dir string, round int, out io.Write
 		}
 	}
 
+	hp := newHTTPPublisher(addr, p.httpConc)
+	defer hp.client.CloseIdleConnections()
 	var rs []result
 	for _, side := range sides(p, round) {
 		r := result{round: round, side: side, n: p.n}
-		herald := strings.HasPrefix(side, "b")
 		stream := ref.name
 		if side != "raw" {
 			stream = heraldStream
@@ -393,9 +461,11 @@ func runRound(ctx context.Context, p params, dir string, round int, out io.Write
 			return nil, err
 		}
 		var batches [][]byte
-		if herald {
-			size, _ := strconv.Atoi(side[1:])
+		switch size, _ := strconv.Atoi(side[1:]); side[0] {
+		case 'b':
 			batches = pub.encode(0, p.n, size)
+		case 'h':
+			batches = encodeHTTP(0, p.n, size)
 		}
 		runtime.GC()
 		if natsPrefix != "" {
@@ -418,7 +488,11 @@ func runRound(ctx context.Context, p params, dir string, round int, out io.Write
 				profiles = append(profiles, fmt.Sprintf("herald-%s-r%d.pprof", side, round))
 			}
 			var ids int
-			r.took, ids, err = pub.publish(batches, 5*time.Minute)
+			if side[0] == 'h' {
+				r.took, ids, err = hp.publish(ctx, batches, 5*time.Minute)
+			} else {
+				r.took, ids, err = pub.publish(batches, 5*time.Minute)
+			}
 			if prefix != "" {
 				_ = hc.Process.Signal(syscall.SIGUSR2)
 			}
@@ -452,7 +526,7 @@ func runRound(ctx context.Context, p params, dir string, round int, out io.Write
 			r.perNote(r.heraldCPU), nats, r.perNote(r.selfCPU), after-before)
 		// Let the servers settle (herald's live feed, the store's
 		// flushes) before the next measurement.
-		if err := pause(ctx, 500*time.Millisecond); err != nil {
+		if err := pause(ctx, p.settle); err != nil {
 			return nil, err
 		}
 	}
@@ -483,7 +557,7 @@ func summary(out io.Writer, p params, all []result) {
 		fmt.Fprintln(out, line)
 	}
 	for _, side := range sides(p, 1) {
-		if !strings.HasPrefix(side, "b") {
+		if side == "raw" || side == "rawfeed" {
 			continue
 		}
 		var ratios []float64

@@ -62,24 +62,38 @@ func serveNATS(addr, dir, prefix string) error {
 func serveHerald(cfgPath, prefix string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg, err := configs.Load(cfgPath, nil)
+	stopHerald, err := startHerald(ctx, cfgPath)
 	if err != nil {
 		return err
+	}
+	defer stopHerald()
+	return profileOnSignals(ctx, prefix)
+}
+
+// startHerald serves herald in this process on the config cfgPath, as
+// the herald command assembles it (server.New, its HTTP server); the
+// returned function stops it.
+func startHerald(ctx context.Context, cfgPath string) (func(), error) {
+	cfg, err := configs.Load(cfgPath, nil)
+	if err != nil {
+		return nil, err
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	hs, err := herald.New(ctx, cfg, herald.Options{Logger: log, Version: "producer-bench"})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer hs.Close()
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Application.Host, strconv.Itoa(cfg.Application.Port)))
 	if err != nil {
-		return err
+		hs.Close()
+		return nil, err
 	}
 	srv := hs.HTTPServer()
 	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-	return profileOnSignals(ctx, prefix)
+	return func() {
+		_ = srv.Close()
+		hs.Close()
+	}, nil
 }
 
 // profileOnSignals runs until ctx ends. With a prefix, each SIGUSR1
