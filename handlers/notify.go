@@ -57,7 +57,6 @@ func (h *Handlers) Notify(w http.ResponseWriter, r *http.Request) {
 	}
 	n, err := h.buildNotification(r.Context(), s, req)
 	if err != nil {
-		h.observeCodecError(s, err)
 		writeRequestError(w, r, notifyEndpoint, err)
 		return
 	}
