@@ -16,6 +16,7 @@ func TestOnJetStream(t *testing.T) {
 		{"NotifyBatchRequestErrors", TestNotifyBatchRequestErrors},
 		{"NotifyBatchErrorsBounded", TestNotifyBatchErrorsBounded},
 		{"NotifyBatchMetrics", TestNotifyBatchMetrics},
+		{"NotifyBatchTyped", TestNotifyBatchTyped},
 		{"WatchLiveOnly", TestWatchLiveOnly},
 		{"WatchWithCursorThenLive", TestWatchWithCursorThenLive},
 		{"ReplayCursorsAndFilters", TestReplayCursorsAndFilters},

@@ -103,7 +103,15 @@ func (h *Handlers) NotifyBatch(w http.ResponseWriter, r *http.Request) {
 	if !h.authorizeBatch(w, r, set, els) {
 		return
 	}
-	ns, bad := h.validateBatch(r.Context(), els)
+	ns, bad, busy := h.validateBatch(r.Context(), els)
+	if busy != nil {
+		// A typed payload's codec could not judge it: nothing is refused
+		// and nothing stored; the client sends the batch again, as it
+		// would a single notify (503, Retry-After).
+		writeRequestError(w, r, notifyEndpoint, busy)
+		h.countBatchRefused(els, "SERVICE_UNAVAILABLE")
+		return
+	}
 	if bad > 0 {
 		h.writeBatchInvalid(w, r, els, bad)
 		return
@@ -177,8 +185,10 @@ func (h *Handlers) authorizeBatch(w http.ResponseWriter, r *http.Request, set *S
 }
 
 // validateBatch checks each element that parsed against its schema; it
-// returns the notifications and the number of refused elements.
-func (h *Handlers) validateBatch(ctx context.Context, els []batchElement) ([]*notification.Notification, int) {
+// returns the notifications and the number of refused elements, or,
+// stopping there, the first payload a codec could not judge because its
+// extension workers were busy.
+func (h *Handlers) validateBatch(ctx context.Context, els []batchElement) ([]*notification.Notification, int, error) {
 	bad := 0
 	for i := range els {
 		el := &els[i]
@@ -187,6 +197,9 @@ func (h *Handlers) validateBatch(ctx context.Context, els []batchElement) ([]*no
 			continue
 		}
 		n, err := h.buildNotification(ctx, el.schema, el.req)
+		if be := (*notification.BusyError)(nil); errors.As(err, &be) {
+			return nil, 0, err
+		}
 		if err != nil {
 			el.refuse(err)
 			bad++
@@ -195,13 +208,13 @@ func (h *Handlers) validateBatch(ctx context.Context, els []batchElement) ([]*no
 		el.n = n
 	}
 	if bad > 0 {
-		return nil, bad
+		return nil, bad, nil
 	}
 	ns := make([]*notification.Notification, len(els))
 	for i := range els {
 		ns[i] = els[i].n
 	}
-	return ns, 0
+	return ns, 0, nil
 }
 
 // writeBatchParseError answers a body that is not a batch (400), or one
