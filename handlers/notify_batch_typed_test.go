@@ -46,21 +46,33 @@ func TestNotifyBatchTyped(t *testing.T) {
 		t.Fatalf("notify %d %s\nbatch %d %s", single.Status, single.Raw, r.Status, r.Raw)
 	}
 
-	// Busy extension workers: the batch is not judged.
+	// Busy extension workers: the batch is not judged. The holders fill
+	// the pool again whenever a job of theirs reaches the pool's deadline
+	// (2 s), so that it stays full however slowly this test runs.
 	pool := s.Server.Runtime().Workers
 	release := make(chan struct{})
 	var held sync.WaitGroup
-	for range 64 {
+	for range 8 {
 		held.Add(1)
 		go func() {
 			defer held.Done()
-			_ = pool.Do(context.Background(), func(ctx context.Context) error {
+			for {
 				select {
 				case <-release:
-				case <-ctx.Done():
+					return
+				default:
 				}
-				return nil
-			})
+				err := pool.Do(context.Background(), func(ctx context.Context) error {
+					select {
+					case <-release:
+					case <-ctx.Done():
+					}
+					return nil
+				})
+				if err == codec.ErrBusy {
+					time.Sleep(time.Millisecond) // the pool is full: try again to take a slot as one frees
+				}
+			}
 		}()
 	}
 	deadline := time.Now().Add(wait)
