@@ -46,9 +46,10 @@ func TestNotifyBatchTyped(t *testing.T) {
 		t.Fatalf("notify %d %s\nbatch %d %s", single.Status, single.Raw, r.Status, r.Raw)
 	}
 
-	// Busy extension workers: the batch is not judged. The holders fill
-	// the pool again whenever a job of theirs reaches the pool's deadline
-	// (2 s), so that it stays full however slowly this test runs.
+	// Busy extension workers: the batch is not judged. The holders take
+	// a slot again whenever one frees (a job of theirs reaching the
+	// pool's 2 s deadline, or the probe below finishing), so that the
+	// pool fills and stays full however the goroutines are scheduled.
 	pool := s.Server.Runtime().Workers
 	release := make(chan struct{})
 	var held sync.WaitGroup

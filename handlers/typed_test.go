@@ -302,20 +302,34 @@ func TestTypedErrors(t *testing.T) {
 		t.Fatalf("%d %s", r.Status, r.Raw)
 	}
 	// Busy extension workers: 503 with Retry-After, the payload not judged.
+	// The holders take a slot again whenever one frees (a job of theirs
+	// reaching the pool's 2 s deadline, or the probe below finishing):
+	// holders that tried once could all be refused while the probe held a
+	// slot, and the pool then never filled.
 	pool := s.Server.Runtime().Workers
 	release := make(chan struct{})
 	var held sync.WaitGroup
-	for i := 0; i < 64; i++ {
+	for i := 0; i < 8; i++ {
 		held.Add(1)
 		go func() {
 			defer held.Done()
-			_ = pool.Do(context.Background(), func(ctx context.Context) error {
+			for {
 				select {
 				case <-release:
-				case <-ctx.Done():
+					return
+				default:
 				}
-				return nil
-			})
+				err := pool.Do(context.Background(), func(ctx context.Context) error {
+					select {
+					case <-release:
+					case <-ctx.Done():
+					}
+					return nil
+				})
+				if err == codec.ErrBusy {
+					time.Sleep(time.Millisecond) // the pool is full: try again as a slot frees
+				}
+			}
 		}()
 	}
 	deadline := time.Now().Add(wait)
