@@ -61,6 +61,7 @@ type Program struct {
 	text  string
 	code  *gojq.Code
 	order *Order
+	fast  fastNode // nil: the program runs through gojq
 }
 
 // Compile parses and compiles a program. The error is a *CompileError
@@ -82,7 +83,7 @@ func Compile(text string) (*Program, error) {
 	if err != nil {
 		return nil, &CompileError{Offset: locate(text, err.Error()), Msg: err.Error()}
 	}
-	return &Program{text: text, code: code, order: collectOrder(q)}, nil
+	return &Program{text: text, code: code, order: collectOrder(q), fast: compileFast(q)}, nil
 }
 
 // locate finds where a compile error's subject (an undefined function
@@ -165,6 +166,9 @@ func (p *Program) Run(ctx context.Context, v any, yield func(any) error) (err er
 			err = &RunError{detail: fmt.Sprint("panic: ", r)}
 		}
 	}()
+	if p.fast != nil {
+		return p.runFast(ctx, v, yield)
+	}
 	iter := p.code.RunWithContext(ctx, v)
 	for {
 		out, ok := iter.Next()
@@ -191,6 +195,27 @@ func (p *Program) Run(ctx context.Context, v any, yield func(any) error) (err er
 			return err
 		}
 	}
+}
+
+// runFast runs a fast-path program, with Run's contract.
+func (p *Program) runFast(ctx context.Context, v any, yield func(any) error) error {
+	if err := ctx.Err(); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return &RunError{Timeout: true, detail: err.Error()}
+		}
+		return &RunError{Cancelled: true, detail: err.Error()}
+	}
+	err := p.fast.run(v, yield)
+	var fe *fastErr
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &fe):
+		return &RunError{detail: fe.msg}
+	case errors.Is(err, ErrStop):
+		return nil
+	}
+	return err
 }
 
 // Order is the member order of the object literals of one or more
