@@ -106,6 +106,17 @@ func (r *Record) Rendered(key any, render func(*Record) ([]byte, error)) ([]byte
 	return data, err
 }
 
+// RenderedViews returns how many views the record's renderings are
+// cached for: the number of times Rendered rendered it (up to
+// maxRenderings), whatever the number of subscribers it was delivered
+// to. Benchmarks use it to check that a record is encoded once per view.
+func (r *Record) RenderedViews() int {
+	if rs := r.renders.Load(); rs != nil {
+		return len(*rs)
+	}
+	return 0
+}
+
 // Query selects the notifications of one stream that a watcher or replay
 // wants.
 type Query struct {

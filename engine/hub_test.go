@@ -672,6 +672,9 @@ func TestRenderedOncePerView(t *testing.T) {
 	render := func(tag string) func(*Record) ([]byte, error) {
 		return func(r *Record) ([]byte, error) { calls++; return []byte(tag), nil }
 	}
+	if n := rec.RenderedViews(); n != 0 {
+		t.Fatalf("a fresh record has %d rendered views", n)
+	}
 	for range 3 {
 		for _, tag := range []string{"a", "b"} {
 			got, err := rec.Rendered(tag, render(tag))
@@ -680,13 +683,13 @@ func TestRenderedOncePerView(t *testing.T) {
 			}
 		}
 	}
-	if calls != 2 {
-		t.Fatalf("rendered %d times for 2 views", calls)
+	if calls != 2 || rec.RenderedViews() != 2 {
+		t.Fatalf("rendered %d times for 2 views (RenderedViews %d)", calls, rec.RenderedViews())
 	}
 	for i := range maxRenderings + 2 {
 		_, _ = rec.Rendered(i, render("x"))
 	}
-	if n := len(*rec.renders.Load()); n != maxRenderings {
+	if n := rec.RenderedViews(); n != maxRenderings {
 		t.Fatalf("%d renderings cached, want at most %d", n, maxRenderings)
 	}
 }

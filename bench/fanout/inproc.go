@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -12,6 +14,7 @@ import (
 	"syscall"
 
 	"herald/configs"
+	"herald/engine"
 	"herald/server"
 )
 
@@ -69,4 +72,73 @@ func serveHerald(cfgPath, profPath string) error {
 			}
 		}
 	}
+}
+
+// inprocHerald is the herald side served in this process (-inproc): the
+// smoke test's server, whose engine the tool can inspect.
+type inprocHerald struct {
+	srv  *server.Server
+	http *http.Server
+}
+
+// startInproc serves herald in this process with the config at cfgPath,
+// assembled as serveHerald does.
+func startInproc(ctx context.Context, cfgPath string) (*inprocHerald, error) {
+	cfg, err := configs.Load(cfgPath, nil)
+	if err != nil {
+		return nil, err
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	hs, err := server.New(ctx, cfg, server.Options{Logger: log, Version: "fanout"})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Application.Host, strconv.Itoa(cfg.Application.Port)))
+	if err != nil {
+		hs.Close()
+		return nil, err
+	}
+	h := &inprocHerald{srv: hs, http: hs.HTTPServer()}
+	go func() { _ = h.http.Serve(ln) }()
+	return h, nil
+}
+
+// close stops the server.
+func (h *inprocHerald) close() {
+	_ = h.http.Close()
+	h.srv.Close()
+}
+
+// renderedViews reads the n records of stream back from the engine (the
+// in-memory engine hands out the records it fanned out) and returns the
+// number of views each was rendered in, an error if they differ or if
+// the stream does not hold n records.
+func (h *inprocHerald) renderedViews(ctx context.Context, stream string, n int) (int, error) {
+	rd, err := h.srv.Engine().History(ctx, engine.Query{Stream: stream}, engine.Range{ToSeq: math.MaxUint64})
+	if err != nil {
+		return 0, fmt.Errorf("reading %s back: %w", stream, err)
+	}
+	defer rd.Close()
+	got, views := 0, -1
+	for {
+		recs, done, err := rd.Next(ctx, 1000)
+		if err != nil {
+			return 0, fmt.Errorf("reading %s back: %w", stream, err)
+		}
+		for _, rec := range recs {
+			v := rec.RenderedViews()
+			if views >= 0 && v != views {
+				return 0, fmt.Errorf("record %d of %s was rendered in %d views, record %d in %d", rec.Seq, stream, v, rec.Seq-1, views)
+			}
+			views = v
+			got++
+		}
+		if done {
+			break
+		}
+	}
+	if got != n {
+		return 0, fmt.Errorf("%s holds %d records, want %d", stream, got, n)
+	}
+	return views, nil
 }

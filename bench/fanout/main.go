@@ -7,6 +7,7 @@
 //	go build -o /tmp/herald-bench . && go build -o /tmp/fanout ./bench/fanout
 //	/tmp/fanout -herald /tmp/herald-bench [-subscribers 1000] [-notifications 5000] [-rounds 3]
 //	            [-transports ws,sse] [-sides herald,single,batch] [-send-buffer BYTES] [-cpuprofile DIR]
+//	/tmp/fanout -herald /tmp/herald-bench -sides typed-row,typed-mixed   # typed payloads (issue 13)
 //
 // Each measurement starts one server process, opens the subscribers on
 // it from this process (so the clients' memory and CPU are not the
@@ -26,6 +27,16 @@
 //     the warm-up to as many coder/websocket or net/http SSE connections:
 //     single writes one frame (or event and flush) per notification,
 //     batch coalesces what is pending as herald does.
+//   - typed-row, typed-mixed (issue 13): herald as for herald, but the
+//     stream is an event type with a typed payload (WIRE JSON, with a
+//     CBOR and an AVRO codec on the same schema) and the producer
+//     publishes typed payloads. typed-row: every subscriber gets the
+//     JSON row view (no format); typed-mixed: the subscribers are split
+//     over three formats in turn (the row view, reading_cbor,
+//     reading_avro). The summary gives typed-mixed : typed-row per
+//     round: what rendering each record in three views costs against
+//     one, when a record is encoded once per view and not per
+//     subscriber.
 //
 // Columns: deliveries/s; elapsed (first publish to last delivery);
 // publish (first publish to the reply of the last batch, herald only);
@@ -38,7 +49,12 @@
 // herald : bare, computed per round. With -cpuprofile the
 // herald side runs as herald's packages assembled in this tool
 // re-executed (herald exposes no pprof), profiled over the measurement
-// only. Everything listens on 127.0.0.1 and is bounded by -timeout. It
+// only. With -inproc the herald sides run in this process (the smoke
+// test of the suite; the server's CPU figures then include the
+// clients'), and after each measurement the tool checks that every
+// record of the stream was rendered exactly once per view its
+// subscribers asked for (engine.Record.RenderedViews), not once per
+// subscriber. Everything listens on 127.0.0.1 and is bounded by -timeout. It
 // owns nothing but its own measurement and must not be imported.
 package main
 
@@ -75,6 +91,7 @@ type params struct {
 	profileDir    string
 	sendBuffer    int
 	timeout       time.Duration
+	inproc        bool
 }
 
 func main() {
@@ -87,10 +104,11 @@ func main() {
 	flag.IntVar(&p.credit, "credit", 16, "producer batches awaiting their outcome at once")
 	flag.IntVar(&p.rounds, "rounds", 3, "rounds (each measures every transport and side once)")
 	flag.StringVar(&transports, "transports", "ws,sse", "transports to measure")
-	flag.StringVar(&sides, "sides", "herald,single,batch", "sides to measure: herald, single (bare, a write per notification), batch (bare, coalescing)")
+	flag.StringVar(&sides, "sides", "herald,single,batch", "sides to measure: herald, single (bare, a write per notification), batch (bare, coalescing); typed-row, typed-mixed (a typed payload in one view or in three)")
 	flag.StringVar(&p.profileDir, "cpuprofile", "", "run herald in-process in a child and write CPU profiles of the measurements to `DIR`")
 	flag.IntVar(&p.sendBuffer, "send-buffer", -1, "herald's watch_endpoint.stream_send_buffer_bytes (-1: herald's default; 0: the kernel's auto-tuned buffer)")
 	flag.DurationVar(&p.timeout, "timeout", 15*time.Minute, "bound of the whole run")
+	flag.BoolVar(&p.inproc, "inproc", false, "serve the herald sides in this process and check the renderings per record (smoke test)")
 	bareAddr := flag.String("serve-bare", "", "internal: serve the bare broadcaster on `ADDR`")
 	bareCE := flag.String("ce", "", "internal: the CloudEvent file of the bare broadcaster")
 	bareBatch := flag.Bool("coalesce", false, "internal: the bare broadcaster coalesces")
@@ -110,7 +128,7 @@ func main() {
 	}
 	p.transports = strings.Split(transports, ",")
 	p.sides = strings.Split(sides, ",")
-	if p.herald == "" && p.profileDir == "" && slices.Contains(p.sides, "herald") {
+	if p.herald == "" && p.profileDir == "" && !p.inproc && slices.ContainsFunc(p.sides, isHerald) {
 		fmt.Fprintln(os.Stderr, "fanout: -herald is required (go build -o /tmp/herald-bench . first)")
 		os.Exit(2)
 	}
@@ -143,31 +161,92 @@ func raiseFileLimit(n int) error {
 	return syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
 }
 
-// heraldConfig is herald on the in-memory backend with one event type.
+// heraldConfig is herald on the in-memory backend with two event types:
+// mars (an opaque JSON payload) and reading (a typed payload, the codecs
+// of typedDefs).
 // The watch limits are lifted so that 1,000 streams from one address
 // are allowed and so that a backlog built on purpose (the publisher runs
 // ahead of the fan-out) is not ended: the live queue holds a whole
 // measurement and max_lag_sec is 10 minutes. Everything else is the
 // default (session queue of 16 frames, 256 events per frame, 128 KiB
-// stream send buffers, BLOCKING timeout 1 s).
+// stream send buffers, BLOCKING timeout 1 s). The typed sides keep every
+// record of a measurement in the in-memory history (its default keeps
+// the newest per subject), as every side does with -inproc, so that the
+// tool can read them back.
 const heraldConfig = `
 application: {host: 127.0.0.1, port: %d}
 logging: {level: warn}
-notification_backend: {kind: in_memory}
+notification_backend: {kind: in_memory%s}
 watch_endpoint: {max_streams_per_client: 0, max_streams_per_user: 0, live_queue_size: %d, max_lag_sec: 600%s}
+codecs: {definitions: %s}
 notification_schema:
   mars:
     topic: {base: mars, key_order: [class, step]}
     identifier:
       class: {type: EnumHandler, values: [od, rd], required: true}
       step: {type: IntHandler, required: false}
+  reading:
+    payload: {codec: reading_json}
+    topic: {base: reading, key_order: [class, step]}
+    identifier:
+      class: {type: EnumHandler, values: [od, rd], required: true}
+      step: {type: IntHandler, required: false}
 `
 
-// The requests of the subscribers.
-const (
-	subscribeFrame = `{"id":1,"op":"subscribe","name":"s","event_type":"mars","identifier":{"class":"od"}}`
-	watchBody      = `{"event_type":"mars","identifier":{"class":"od"}}`
-)
+// typedDefs are the codecs of the typed event type: a reading in WIRE
+// JSON (the event type's codec), CBOR and AVRO on one internal schema,
+// so that each is a format of the stream.
+const typedDefs = `
+CREATE SCHEMA reading (class STRING, step I32, temperature F64, humidity F32 OPTIONAL, at DATETIME);
+CREATE WIRE JSON SCHEMA reading_wire MODE STRICT (class string, step integer, temperature number, humidity number OPTIONAL, at string);
+CREATE WIRE CBOR SCHEMA reading_wire MODE STRICT (class string, step integer, temperature number, humidity number OPTIONAL, at string);
+CREATE WIRE AVRO SCHEMA reading_wire MODE STRICT (class STRING, step INT, temperature DOUBLE, humidity FLOAT OPTIONAL, at STRING);
+CREATE CODEC reading_json FROM WIRE JSON SCHEMA reading_wire TO SCHEMA reading ENCODE at AS RFC3339;
+CREATE CODEC reading_cbor FROM WIRE CBOR SCHEMA reading_wire TO SCHEMA reading ENCODE at AS RFC3339;
+CREATE CODEC reading_avro FROM WIRE AVRO SCHEMA reading_wire TO SCHEMA reading ENCODE at AS RFC3339;
+`
+
+// isHerald reports whether side is measured on herald (not the bare
+// broadcaster).
+func isHerald(side string) bool { return side == "herald" || strings.HasPrefix(side, "typed-") }
+
+// eventType is the event type a herald side streams.
+func eventType(side string) string {
+	if strings.HasPrefix(side, "typed-") {
+		return "reading"
+	}
+	return "mars"
+}
+
+// subscriberFormat is the payload format of subscriber i of side ("":
+// the default view, for a typed event type the JSON row view).
+func subscriberFormat(side string, i int) string {
+	if side == "typed-mixed" {
+		return [...]string{"", "reading_cbor", "reading_avro"}[i%3]
+	}
+	return ""
+}
+
+// views is the number of views the records of side are rendered in.
+func views(side string, subscribers int) int {
+	if side == "typed-mixed" {
+		return min(3, subscribers)
+	}
+	return 1
+}
+
+// subscribeRequest is the subscribe frame (ws) or watch body (sse) of
+// subscriber i of a herald side.
+func subscribeRequest(tr, side string, i int) string {
+	format := ""
+	if f := subscriberFormat(side, i); f != "" {
+		format = `,"format":"` + f + `"`
+	}
+	if tr == "ws" {
+		return `{"id":1,"op":"subscribe","name":"s","event_type":"` + eventType(side) + `","identifier":{"class":"od"}` + format + `}`
+	}
+	return `{"event_type":"` + eventType(side) + `","identifier":{"class":"od"}` + format + `}`
+}
 
 // result is one measurement.
 type result struct {
@@ -179,6 +258,9 @@ type result struct {
 	serverCPU       time.Duration
 	serverWrites    int64 // write system calls of the server
 	clientCPU       time.Duration
+	// rendered is the number of views every record was rendered in,
+	// checked with -inproc (0: not checked).
+	rendered int
 }
 
 func (r result) rate() float64 { return float64(r.deliveries) / r.elapsed.Seconds() }
@@ -207,14 +289,17 @@ func run(ctx context.Context, p params, out io.Writer) error {
 		sb = strconv.Itoa(p.sendBuffer) + " bytes"
 	}
 	fmt.Fprintf(out, "herald: in-memory backend, stream_send_buffer_bytes %s; bare: the kernel's auto-tuned send buffers\n", sb)
-	fmt.Fprintf(out, "%-5s %-3s %-7s %13s %9s %9s %9s %13s %12s %11s\n", "round", "tr", "side", "deliveries/s", "elapsed", "publish",
+	fmt.Fprintf(out, "%-5s %-3s %-11s %13s %9s %9s %9s %13s %12s %11s\n", "round", "tr", "side", "deliveries/s", "elapsed", "publish",
 		"ev/frame", "ev/write(srv)", "srv µs/1k ev", "client CPU")
 	ce := filepath.Join(dir, "cloudevent.json")
+	if err := os.WriteFile(filepath.Join(dir, "typed.nspl"), []byte(typedDefs), 0o600); err != nil {
+		return err
+	}
 	var all []result
 	for round := 1; round <= p.rounds; round++ {
 		for _, tr := range p.transports {
 			for _, side := range p.sides {
-				if side != "herald" {
+				if !isHerald(side) {
 					if _, err := os.Stat(ce); err != nil {
 						return fmt.Errorf("the bare side needs the CloudEvent of a herald warm-up: put herald first in -sides")
 					}
@@ -228,9 +313,13 @@ func run(ctx context.Context, p params, out io.Writer) error {
 				if r.frames > 0 {
 					fr = fmt.Sprintf("%.1f", float64(r.deliveries)/float64(r.frames))
 				}
-				fmt.Fprintf(out, "%-5d %-3s %-7s %13.0f %9s %9s %9s %13.1f %12.0f %11s\n", round, tr, side, r.rate(),
+				fmt.Fprintf(out, "%-5d %-3s %-11s %13.0f %9s %9s %9s %13.1f %12.0f %11s", round, tr, side, r.rate(),
 					round3(r.elapsed), round3(r.published), fr, float64(r.deliveries)/float64(max(r.serverWrites, 1)),
 					r.cpuPerDelivery()*1000, round3(r.clientCPU))
+				if r.rendered > 0 {
+					fmt.Fprintf(out, "  views rendered per record: %d", r.rendered)
+				}
+				fmt.Fprintln(out)
 			}
 		}
 	}
@@ -255,7 +344,15 @@ func summary(out io.Writer, p params, all []result) {
 				rates = append(rates, r.rate())
 				cpu = append(cpu, r.cpuPerDelivery())
 			}
-			fmt.Fprintf(out, "%-3s %-7s %s deliveries/s, server CPU %s µs per delivery\n", tr, side, spread(rates, "%.0f"), spread(cpu, "%.2f"))
+			fmt.Fprintf(out, "%-3s %-11s %s deliveries/s, server CPU %s µs per delivery\n", tr, side, spread(rates, "%.0f"), spread(cpu, "%.2f"))
+		}
+		if m, r := by["typed-mixed"], by["typed-row"]; len(m) > 0 && len(m) == len(r) {
+			var ratios, cpu []float64
+			for i := range m {
+				ratios = append(ratios, m[i].rate()/r[i].rate())
+				cpu = append(cpu, r[i].cpuPerDelivery()/m[i].cpuPerDelivery())
+			}
+			fmt.Fprintf(out, "%-3s typed-mixed : typed-row deliveries/s %s, CPU efficiency (row-view CPU per delivery / mixed's) %s\n", tr, spread(ratios, "%.2f"), spread(cpu, "%.2f"))
 		}
 		for _, ref := range []string{"single", "batch"} {
 			if len(by["herald"]) == 0 || len(by[ref]) != len(by["herald"]) {
@@ -295,35 +392,53 @@ func measure(ctx context.Context, p params, dir string, round int, tr, side, ceP
 		return res, err
 	}
 	var cmd *exec.Cmd
+	var local *inprocHerald // the herald side in this process (-inproc)
 	profiled := false
-	if side == "herald" {
+	if isHerald(side) {
 		cfg := filepath.Join(dir, "config.yaml")
 		extra := ""
 		if p.sendBuffer >= 0 {
 			extra = fmt.Sprintf(", stream_send_buffer_bytes: %d", p.sendBuffer)
 		}
-		text := fmt.Sprintf(heraldConfig, port, p.notifications+1000, extra)
+		backend := ""
+		if side != "herald" || p.inproc {
+			backend = fmt.Sprintf(", in_memory: {max_history_per_topic: %d}", p.notifications+1)
+		}
+		text := fmt.Sprintf(heraldConfig, port, backend, p.notifications+1000, extra, filepath.Join(dir, "typed.nspl"))
 		if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
 			return res, err
 		}
-		if p.profileDir != "" {
-			prof := filepath.Join(p.profileDir, fmt.Sprintf("herald-%s-%d.pprof", tr, round))
-			cmd = exec.Command(self, "-serve-herald", cfg, "-profile-to", prof)
+		switch {
+		case p.inproc:
+			if local, err = startInproc(ctx, cfg); err != nil {
+				return res, err
+			}
+			defer local.close()
+		case p.profileDir != "":
+			name := fmt.Sprintf("herald-%s-%d.pprof", tr, round)
+			if side != "herald" {
+				name = fmt.Sprintf("herald-%s-%s-%d.pprof", tr, side, round)
+			}
+			cmd = exec.Command(self, "-serve-herald", cfg, "-profile-to", filepath.Join(p.profileDir, name))
 			profiled = true
-		} else {
+		default:
 			cmd = exec.Command(p.herald, "--config", cfg)
 		}
 	} else {
 		cmd = exec.Command(self, "-serve-bare", addr, "-ce", cePath, "-coalesce="+strconv.FormatBool(side == "batch"))
 	}
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
-		return res, err
+	pid := os.Getpid()
+	if cmd != nil {
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Start(); err != nil {
+			return res, err
+		}
+		defer func() {
+			_ = cmd.Process.Signal(os.Interrupt)
+			_ = cmd.Wait()
+		}()
+		pid = cmd.Process.Pid
 	}
-	defer func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-	}()
 	if err := waitListening(ctx, addr); err != nil {
 		return res, err
 	}
@@ -345,8 +460,8 @@ func measure(ctx context.Context, p params, dir string, round int, tr, side, ceP
 			cp = capture
 		}
 		switch {
-		case tr == "ws" && side == "herald":
-			w, err := heraldSession(addr, subscribeFrame)
+		case tr == "ws" && isHerald(side):
+			w, err := heraldSession(addr, subscribeRequest(tr, side, i))
 			if err != nil {
 				return nil, err
 			}
@@ -360,9 +475,9 @@ func measure(ctx context.Context, p params, dir string, round int, tr, side, ceP
 			go countWS(w, ctr, nil)
 			return w.c, nil
 		default:
-			body := watchBody
-			if side != "herald" {
-				body = "{}"
+			body := "{}"
+			if isHerald(side) {
+				body = subscribeRequest(tr, side, i)
 			}
 			s, err := sseOpen(addr, "/api/v1/watch", body)
 			if err != nil {
@@ -385,15 +500,16 @@ func measure(ctx context.Context, p params, dir string, round int, tr, side, ceP
 	// Warm-up: one notification that every subscriber receives.
 	var pub *publisher
 	var start func() error
-	if side == "herald" {
-		if pub, err = openPublisher(addr, p.credit); err != nil {
+	if isHerald(side) {
+		et := eventType(side)
+		if pub, err = openPublisher(addr, et, p.credit); err != nil {
 			return res, fmt.Errorf("publisher: %w", err)
 		}
 		defer pub.w.c.Close()
-		if _, err := pub.publish(encodeBatches(0, 1, 1, 2)); err != nil {
+		if _, err := pub.publish(encodeBatches(et, 0, 1, 1, 2)); err != nil {
 			return res, fmt.Errorf("warm-up: %w", err)
 		}
-		batches := encodeBatches(1, p.notifications, p.batch, 10)
+		batches := encodeBatches(et, 1, p.notifications, p.batch, 10)
 		start = func() error {
 			took, err := pub.publish(batches)
 			res.published = took
@@ -423,7 +539,6 @@ func measure(ctx context.Context, p params, dir string, round int, tr, side, ceP
 	// The measurement.
 	ph := newPhase(int64(p.subscribers) * int64(p.notifications))
 	ctr.cur.Store(ph)
-	pid := cmd.Process.Pid
 	cpu0, w0 := procCPU(pid), procWrites(pid)
 	cl0 := selfCPU()
 	if profiled {
@@ -447,6 +562,15 @@ func measure(ctx context.Context, p params, dir string, round int, tr, side, ceP
 	res.deliveries = ph.events.Load()
 	res.elapsed = time.Duration(ph.last.Load() - t0.UnixNano())
 	res.frames = ph.frames.Load()
+	if local != nil {
+		want := views(side, p.subscribers)
+		if res.rendered, err = local.renderedViews(ctx, eventType(side), p.notifications+1); err != nil {
+			return res, err
+		}
+		if res.rendered != want {
+			return res, fmt.Errorf("the records were rendered in %d views, want %d (one per format asked for, not per subscriber)", res.rendered, want)
+		}
+	}
 	return res, nil
 }
 
@@ -521,8 +645,8 @@ type publisher struct {
 	credit int
 }
 
-// openPublisher opens a session and a producer of mars on it.
-func openPublisher(addr string, credit int) (*publisher, error) {
+// openPublisher opens a session and a producer of eventType on it.
+func openPublisher(addr, eventType string, credit int) (*publisher, error) {
 	w, err := wsDial(addr, "/api/v1/session")
 	if err != nil {
 		return nil, err
@@ -531,7 +655,7 @@ func openPublisher(addr string, credit int) (*publisher, error) {
 		w.c.Close()
 		return nil, err
 	}
-	reply, err := w.call(1, `{"id":1,"op":"open_producer","producer":"p","event_type":"mars"}`)
+	reply, err := w.call(1, `{"id":1,"op":"open_producer","producer":"p","event_type":"`+eventType+`"}`)
 	if err != nil {
 		w.c.Close()
 		return nil, err
@@ -550,9 +674,11 @@ func openPublisher(addr string, credit int) (*publisher, error) {
 	return &publisher{w: w, credit: credit}, nil
 }
 
-// encodeBatches encodes n notifications from number first as publish
-// frames of at most size each, with request ids from id.
-func encodeBatches(first, n, size, id int) [][]byte {
+// encodeBatches encodes n notifications of eventType from number first
+// as publish frames of at most size each, with request ids from id. A
+// reading's payload is a typed record (WIRE JSON), mars's an opaque
+// object.
+func encodeBatches(eventType string, first, n, size, id int) [][]byte {
 	var out [][]byte
 	for i := 0; i < n; i += size {
 		var b strings.Builder
@@ -563,6 +689,10 @@ func encodeBatches(first, n, size, id int) [][]byte {
 				b.WriteByte(',')
 			}
 			k := first + j
+			if eventType == "reading" {
+				fmt.Fprintf(&b, `{"identifier":{"class":"od","step":%d},"payload":{"class":"od","step":%d,"temperature":%d.5,"humidity":0.25,"at":"2026-12-03T12:00:00Z"}}`, k%100, k%100, k%40)
+				continue
+			}
 			fmt.Fprintf(&b, `{"identifier":{"class":"od","step":%d},"payload":{"n":%d}}`, k%100, k)
 		}
 		b.WriteString("]}")
