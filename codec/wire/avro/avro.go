@@ -5,8 +5,10 @@
 // are UTF-8 checked, trailing bytes are refused, and the batch container
 // is one Avro array block.
 //
-// It uses goavro for the datum encoding and must not re-implement value
-// rules: those come from package values.
+// Decoding walks the bytes straight into the batch's Arrow builders with a
+// program of per-field ops compiled with the codec (no generic value
+// tree); encoding uses goavro. Value rules are not re-implemented here:
+// ranges and datetimes come from package values.
 package avro
 
 import (
@@ -14,7 +16,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/linkedin/goavro/v2"
@@ -103,14 +104,14 @@ type field struct {
 	typ      types.Type
 	optional bool
 	union    string // the non-null branch name of an optional field
+	op       *op    // the decode op of its wire type
 }
 
 // Codec decodes and encodes WIRE AVRO payloads. It is safe for concurrent
 // use.
 type Codec struct {
 	avro     *goavro.Codec
-	fields   []field // wire order
-	shapes   []*shape
+	fields   []field // wire order: the decode program
 	nullCols []int
 	// MaxSize bounds one payload in bytes; 0 means unbounded.
 	MaxSize int
@@ -130,8 +131,8 @@ func New(p *bind.Plan) (*Codec, error) {
 			f.typ = p.Fields[wi].Type
 			f.union = unionName(wireType(wf.Type, f.typ))
 		}
+		f.op = wireOp(wf.Type, f.typ)
 		c.fields = append(c.fields, f)
-		c.shapes = append(c.shapes, wireShape(wf.Type, f.typ, wf.Optional))
 	}
 	for _, f := range p.Fields {
 		if f.Wire < 0 {
@@ -139,159 +140,6 @@ func New(p *bind.Plan) (*Codec, error) {
 		}
 	}
 	return c, nil
-}
-
-// Decode decodes one raw Avro datum into one row of b.
-func (c *Codec) Decode(payload []byte, b *rows.Builder) (int, error) {
-	if len(payload) == 0 {
-		return 0, &values.Error{Code: values.CodeEmpty, Msg: "empty payload: expected one Avro datum", Offset: -1}
-	}
-	at := 0
-	for _, s := range c.shapes {
-		var ok bool
-		if at, ok = walk(payload, at, s, 0); !ok {
-			return 0, &values.Error{Code: values.CodeSyntax, Msg: "malformed Avro datum for the wire schema", Offset: -1}
-		}
-	}
-	native, rest, err := c.avro.NativeFromBinary(payload)
-	if err != nil {
-		return 0, &values.Error{Code: values.CodeSyntax, Msg: "malformed Avro datum for the wire schema", Offset: -1}
-	}
-	if len(rest) != 0 {
-		return 0, &values.Error{Code: values.CodeTrailing, Msg: "data after the Avro datum: a payload holds exactly one datum", Offset: len(payload) - len(rest)}
-	}
-	m, _ := native.(map[string]any)
-	b.BeginRow()
-	for i := range c.fields {
-		f := &c.fields[i]
-		v := m[f.name]
-		if f.optional {
-			if u, ok := v.(map[string]any); ok {
-				v = u[f.union]
-			}
-		}
-		if err := c.top(b, f, v); err != nil {
-			b.Abandon()
-			return 0, err
-		}
-	}
-	for _, col := range c.nullCols {
-		b.Col(col).B.AppendNull()
-	}
-	if err := b.Commit(); err != nil {
-		return 0, err
-	}
-	return 1, nil
-}
-
-func (c *Codec) top(b *rows.Builder, f *field, v any) *values.Error {
-	if v == nil {
-		if f.col >= 0 {
-			b.Col(f.col).B.AppendNull()
-		}
-		return nil
-	}
-	if f.col < 0 {
-		if s, ok := v.(string); ok && !utf8.ValidString(s) {
-			return values.Errorf(values.CodeInvalidUTF8, f.name, "string is not valid UTF-8")
-		}
-		return nil
-	}
-	return value(b.Col(f.col), v, f.name)
-}
-
-func value(c *rows.Col, v any, path string) *values.Error {
-	k := c.Kind
-	switch {
-	case k.IsInteger():
-		var x int64
-		switch n := v.(type) {
-		case int32:
-			x = int64(n)
-		case int64:
-			x = n
-		default:
-			return values.Errorf(values.CodeTypeMismatch, path, "expected an Avro int or long")
-		}
-		if k.IsUnsigned() {
-			if x < 0 || uint64(x) > values.UintMax(k) {
-				return values.Errorf(values.CodeOutOfRange, path, "integer is outside the range of "+k.String())
-			}
-			c.AppendUint(uint64(x))
-		} else {
-			lo, hi := values.IntRange(k)
-			if x < lo || x > hi {
-				return values.Errorf(values.CodeOutOfRange, path, "integer is outside the range of "+k.String())
-			}
-			c.AppendInt(x)
-		}
-	case k == types.F32:
-		x, ok := v.(float32)
-		if !ok {
-			return values.Errorf(values.CodeTypeMismatch, path, "expected an Avro float")
-		}
-		c.F32.Append(x)
-	case k == types.F64:
-		x, ok := v.(float64)
-		if !ok {
-			return values.Errorf(values.CodeTypeMismatch, path, "expected an Avro double")
-		}
-		c.F64.Append(x)
-	case k == types.Bool:
-		x, ok := v.(bool)
-		if !ok {
-			return values.Errorf(values.CodeTypeMismatch, path, "expected an Avro boolean")
-		}
-		c.Bool.Append(x)
-	case k == types.String || k == types.Datetime:
-		x, ok := v.(string)
-		if !ok {
-			return values.Errorf(values.CodeTypeMismatch, path, "expected an Avro string")
-		}
-		if !utf8.ValidString(x) {
-			return values.Errorf(values.CodeInvalidUTF8, path, "string is not valid UTF-8")
-		}
-		if k == types.String {
-			c.Str.Append(x)
-			return nil
-		}
-		ns, code := values.ParseRFC3339([]byte(x), 9)
-		if code != "" {
-			if code == values.CodeOutOfRange {
-				return values.Errorf(code, path, "datetime is outside 1677-09-21T00:12:43.145224192Z…2262-04-11T23:47:16.854775807Z")
-			}
-			return values.Errorf(code, path, "expected RFC 3339 text YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)")
-		}
-		c.TS.Append(arrow.Timestamp(ns))
-	case k == types.Bytes:
-		x, ok := v.([]byte)
-		if !ok {
-			return values.Errorf(values.CodeTypeMismatch, path, "expected Avro bytes")
-		}
-		c.Bin.Append(x)
-	case k == types.Array || k == types.Vec:
-		xs, ok := v.([]any)
-		if !ok {
-			return values.Errorf(values.CodeTypeMismatch, path, "expected an Avro array")
-		}
-		if k == types.Array && len(xs) != c.N {
-			return values.Errorf(values.CodeShape, path, "fixed axis of length "+strconv.Itoa(c.N)+" has "+strconv.Itoa(len(xs))+" elements")
-		}
-		if k == types.Array {
-			c.FSL.Append(true)
-		} else {
-			c.List.Append(true)
-		}
-		for i, x := range xs {
-			if err := value(c.Elem, x, ""); err != nil {
-				err.Path = values.IndexPath(path, i) + err.Path
-				return err
-			}
-		}
-	default:
-		return values.Errorf(values.CodeTypeMismatch, path, "unsupported type")
-	}
-	return nil
 }
 
 // AppendRow appends row i of rec as one raw Avro datum.

@@ -1,128 +1,127 @@
 package avro
 
-import "herald/codec/types"
+import (
+	"strconv"
+	"unicode/utf8"
 
-// shape is the binary shape of an Avro value, used to walk a datum before
-// goavro decodes it: every block count and length is checked against the
-// bytes that remain, so a forged count cannot make the decoder allocate
-// more than the payload could hold.
-type shape struct {
-	kind     byte // 'l' int/long, 'f' float, 'd' double, 'b' bytes/string, 'o' boolean, 'a' array
-	optional bool
-	items    *shape
+	"herald/codec/values"
+)
+
+// The guards live in reader.blockCount and reader.text: every block count
+// and length is checked against the bytes that remain before anything is
+// read or appended, so a forged count cannot make the decoder allocate or
+// loop past what the payload could hold.
+
+// errMalformed is the error of a datum that does not have the wire
+// schema's structure.
+func errMalformed() *values.Error {
+	return &values.Error{Code: values.CodeSyntax, Msg: "malformed Avro datum for the wire schema", Offset: -1}
 }
 
-func itemShape(t types.Type) *shape {
-	switch t.Kind {
-	case types.Bool:
-		return &shape{kind: 'o'}
-	case types.F32:
-		return &shape{kind: 'f'}
-	case types.F64:
-		return &shape{kind: 'd'}
-	case types.String, types.Datetime, types.Bytes:
-		return &shape{kind: 'b'}
-	case types.Array, types.Vec:
-		return &shape{kind: 'a', items: itemShape(t.Inner())}
+// diagnose names what is wrong with a payload the fast path refused, in
+// the order the rules rank them: a malformed datum anywhere, then trailing
+// bytes, then the first value that breaks a rule, in wire field order and,
+// within an array, its length before its elements.
+func (c *Codec) diagnose(payload []byte) error {
+	r := reader{b: payload}
+	for k := range c.fields {
+		f := &c.fields[k]
+		if f.optional {
+			br, ok := r.long()
+			if !ok || br>>1 != 0 {
+				return errMalformed()
+			}
+			if br == 0 {
+				continue
+			}
+		}
+		if !r.skip(f.op) {
+			return errMalformed()
+		}
 	}
-	return &shape{kind: 'l'}
+	if r.i != len(payload) {
+		return &values.Error{Code: values.CodeTrailing, Msg: "data after the Avro datum: a payload holds exactly one datum", Offset: r.i}
+	}
+	r.i = 0
+	for k := range c.fields {
+		f := &c.fields[k]
+		if f.optional {
+			if br, _ := r.long(); br == 0 {
+				continue
+			}
+		}
+		if f.col < 0 { // wire-only: only a string has a rule (UTF-8)
+			if f.op.kind != opString {
+				r.skip(f.op)
+			} else if s, _ := r.text(); !utf8.Valid(s) {
+				return values.Errorf(values.CodeInvalidUTF8, f.name, "string is not valid UTF-8")
+			}
+			continue
+		}
+		if err := r.check(f.op, f.name); err != nil {
+			return err
+		}
+	}
+	// The fast path and this walk disagree: a decoder bug, never a
+	// payload the rules accept.
+	return &values.Error{Code: values.CodeSyntax, Msg: "the Avro datum was refused but no rule names why (decoder inconsistency)", Offset: -1}
 }
 
-func wireShape(k types.WireKind, t types.Type, optional bool) *shape {
-	var s *shape
-	switch k {
-	case types.ABoolean:
-		s = &shape{kind: 'o'}
-	case types.AInt, types.ALong:
-		s = &shape{kind: 'l'}
-	case types.AFloat:
-		s = &shape{kind: 'f'}
-	case types.ADouble:
-		s = &shape{kind: 'd'}
-	case types.AString, types.ABytes:
-		s = &shape{kind: 'b'}
-	default:
-		s = itemShape(t)
-	}
-	s.optional = optional
-	return s
-}
-
-// varint reads one zigzag long; ok is false when it is truncated or longer
-// than 10 bytes.
-func varint(b []byte, i int) (int64, int, bool) {
-	var u uint64
-	for n := 0; n < 10; n++ {
-		if i >= len(b) {
-			return 0, i, false
+// check applies the value rules to one value of op o whose structure is
+// known to be sound, and names the first one broken.
+func (r *reader) check(o *op, path string) *values.Error {
+	switch o.kind {
+	case opInt, opLong:
+		x, _ := r.long()
+		if o.umax != 0 && (x < 0 || uint64(x) > o.umax) || o.umax == 0 && (x < o.lo || x > o.hi) {
+			return values.Errorf(values.CodeOutOfRange, path, "integer is outside the range of "+o.ik.String())
 		}
-		c := b[i]
-		i++
-		u |= uint64(c&0x7f) << (7 * n)
-		if c < 0x80 {
-			return int64(u>>1) ^ -int64(u&1), i, true
+	case opString, opDatetime:
+		s, _ := r.text()
+		if !utf8.Valid(s) {
+			return values.Errorf(values.CodeInvalidUTF8, path, "string is not valid UTF-8")
 		}
-	}
-	return 0, i, false
-}
-
-// walk checks one value of shape s at b[i:] and returns the next offset.
-func walk(b []byte, i int, s *shape, depth int) (int, bool) {
-	if depth > 256 {
-		return i, false
-	}
-	if s.optional {
-		br, j, ok := varint(b, i)
-		if !ok || (br != 0 && br != 1) {
-			return i, false
+		if o.kind == opString {
+			return nil
 		}
-		if i = j; br == 0 {
-			return i, true
+		if _, code := values.ParseRFC3339(s, 9); code != "" {
+			if code == values.CodeOutOfRange {
+				return values.Errorf(code, path, "datetime is outside 1677-09-21T00:12:43.145224192Z…2262-04-11T23:47:16.854775807Z")
+			}
+			return values.Errorf(code, path, "expected RFC 3339 text YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)")
 		}
-	}
-	switch s.kind {
-	case 'o':
-		return i + 1, i < len(b)
-	case 'l':
-		_, j, ok := varint(b, i)
-		return j, ok
-	case 'f':
-		return i + 4, i+4 <= len(b)
-	case 'd':
-		return i + 8, i+8 <= len(b)
-	case 'b':
-		n, j, ok := varint(b, i)
-		if !ok || n < 0 || n > int64(len(b)-j) {
-			return i, false
-		}
-		return j + int(n), true
-	case 'a':
+	case opArray, opVec:
+		start := r.i
+		total := 0
 		for {
-			n, j, ok := varint(b, i)
-			if !ok {
-				return i, false
-			}
-			i = j
+			n, _ := r.blockCount(o.elem.min)
 			if n == 0 {
-				return i, true
+				break
 			}
-			if n < 0 { // a negative count is followed by the block size
-				n = -n
-				sz, j, ok := varint(b, i)
-				if !ok || sz < 0 || sz > int64(len(b)-j) {
-					return i, false
-				}
-				i = j
-			}
-			if n > int64(len(b)-i) { // every item takes at least one byte
-				return i, false
-			}
-			for k := int64(0); k < n; k++ {
-				if i, ok = walk(b, i, s.items, depth+1); !ok {
-					return i, false
-				}
+			total += n
+			for range n {
+				r.skip(o.elem)
 			}
 		}
+		if o.kind == opArray && total != o.n {
+			return values.Errorf(values.CodeShape, path, "fixed axis of length "+strconv.Itoa(o.n)+" has "+strconv.Itoa(total)+" elements")
+		}
+		r.i = start
+		i := 0
+		for {
+			n, _ := r.blockCount(o.elem.min)
+			if n == 0 {
+				break
+			}
+			for range n {
+				if err := r.check(o.elem, values.IndexPath(path, i)); err != nil {
+					return err
+				}
+				i++
+			}
+		}
+	default:
+		r.skip(o)
 	}
-	return i, false
+	return nil
 }
