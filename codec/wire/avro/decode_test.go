@@ -154,3 +154,24 @@ func TestForgedCountsDoNotAllocate(t *testing.T) {
 		t.Fatalf("400 forged payloads allocated %d bytes", d)
 	}
 }
+
+// TestDecodeDoesNotAllocate: an accepted row builds no value tree; past
+// the builders' own amortised growth it allocates nothing.
+func TestDecodeDoesNotAllocate(t *testing.T) {
+	p := plan(t, fuzzDefs)
+	c, err := New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := unhex(t, "02 02 ff ff ff ff ff ff ff ff ff 01 0000803f 02 04 c3a9 04 ffef 02 3c 323032362d30392d32345430383a31353a30302e3132333435363738395a 04 02 04 00 04 02 000000000000f03f 00 00 00 02 01")
+	b := rows.NewBuilder(memory.NewGoAllocator(), p.Schema)
+	defer b.Release()
+	for range 1000 {
+		if _, err := c.Decode(row, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := testing.AllocsPerRun(1000, func() { _, _ = c.Decode(row, b) }); n != 0 {
+		t.Fatalf("%v allocations per row", n)
+	}
+}
