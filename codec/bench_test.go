@@ -17,8 +17,10 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/linkedin/goavro/v2"
 
+	"herald/codec/rows"
 	"herald/codec/types"
 	wavro "herald/codec/wire/avro"
+	wcbor "herald/codec/wire/cbor"
 )
 
 // B6: codec core throughput. Each benchmark group decodes (or encodes) the
@@ -162,14 +164,17 @@ func report(b *testing.B, rows int) {
 }
 
 func (bc *benchCase) decodeInto(b *testing.B, c *Codec, payloads [][]byte) {
+	bc.decodeWith(b, c, payloads, c.NewDecoder().Decode)
+}
+
+func (bc *benchCase) decodeWith(b *testing.B, c *Codec, payloads [][]byte, decode func([]byte, *rows.Builder) (int, error)) {
 	b.SetBytes(size(payloads))
-	dec := c.NewDecoder()
 	mem := memory.NewGoAllocator()
 	b.ResetTimer()
 	for range b.N {
 		bld := c.NewBuilder(mem)
 		for _, p := range payloads {
-			if _, err := dec.Decode(p, bld); err != nil {
+			if _, err := decode(p, bld); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -319,6 +324,11 @@ func BenchmarkB6CBORDecode(b *testing.B) {
 	}
 	for _, bc := range benchCases(b) {
 		b.Run(bc.name+"/herald_arrow", func(b *testing.B) { bc.decodeInto(b, bc.cborC, bc.cbor) })
+		// The previous decoder: the library's strict generic decode, then the build.
+		b.Run(bc.name+"/herald_generic", func(b *testing.B) {
+			dec := bc.cborC.NewDecoder().(*wcbor.Decoder)
+			bc.decodeWith(b, bc.cborC, bc.cbor, dec.DecodeGeneric)
+		})
 		b.Run(bc.name+"/fxamacker_generic", func(b *testing.B) {
 			b.SetBytes(size(bc.cbor))
 			for range b.N {

@@ -5,9 +5,13 @@
 // definite lengths, shortest integer heads, F32 as a single and F64 as a
 // double.
 //
-// Decoding uses fxamacker/cbor in its strict configuration (duplicate
-// keys, tags, undefined and non-text keys refused). The package must not
-// re-implement value rules: those come from package values.
+// Decoding walks the bytes straight into the builders (walk.go) for every
+// payload it can decide exactly; anything else (every refusal, indefinite
+// lengths, maps nested in undeclared fields) goes to the generic path,
+// fxamacker/cbor in its strict configuration (duplicate keys, tags,
+// undefined and non-text keys refused), which decides and words it. The
+// package must not re-implement value rules: those come from package
+// values.
 package cbor
 
 import (
@@ -40,6 +44,7 @@ type Decoder struct {
 	byName   map[string]int
 	nullCols []int
 	loose    bool
+	maxElems int // MaxArrayElements: the longest fixed axis, at least 131072
 }
 
 // maxAxis returns the largest fixed axis in t.
@@ -74,6 +79,7 @@ func NewDecoder(p *bind.Plan) (*Decoder, error) {
 			d.nullCols = append(d.nullCols, f.Internal)
 		}
 	}
+	d.maxElems = maxElems
 	sv, err := fx.NewSimpleValueRegistryFromDefaults(fx.WithRejectedSimpleValue(23))
 	if err != nil {
 		return nil, err
@@ -138,8 +144,22 @@ func truncate(s string) string {
 	return s
 }
 
-// Decode decodes one payload holding one CBOR map into one row of b.
+// Decode decodes one payload holding one CBOR map into one row of b. On
+// error nothing is added to b (the row is abandoned) and the error is a
+// *values.Error naming the field and the rule, never a payload value.
 func (d *Decoder) Decode(payload []byte, b *rows.Builder) (int, error) {
+	if d.fast(payload, b) {
+		return 1, nil
+	}
+	return d.DecodeGeneric(payload, b)
+}
+
+// DecodeGeneric decodes through the library's generic tree only: the
+// authoritative path for everything the direct walk leaves to it
+// (refusals, indefinite lengths, maps nested in undeclared fields), the
+// walk's oracle in FuzzDecode, and the previous decoder, exported for the
+// same-run benchmark against it.
+func (d *Decoder) DecodeGeneric(payload []byte, b *rows.Builder) (int, error) {
 	if len(payload) == 0 {
 		return 0, &values.Error{Code: values.CodeEmpty, Msg: "empty payload: expected one CBOR map", Offset: -1}
 	}
