@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -98,6 +99,11 @@ type verdict struct {
 	Delivered, Lost, Duplicated, Phantom, UncertainDelivered int
 	// Worst names a receiver with losses and its first lost n.
 	Worst string
+	// Losers lists up to ten receivers with losses: how many each lost
+	// and the lost n in ranges (at most five).
+	Losers []string
+	// LosingReceivers counts the receivers with at least one loss.
+	LosingReceivers int
 }
 
 // judge compares every receiver with the ledger.
@@ -106,6 +112,7 @@ func judge(outcomes []uint8, rs []*receiver) verdict {
 	for _, r := range rs {
 		v.Duplicated += r.dups
 		firstLost := -1
+		var lost []int
 		for n, o := range outcomes {
 			sel := r.match(n)
 			got := r.has(n)
@@ -116,6 +123,7 @@ func judge(outcomes []uint8, rs []*receiver) verdict {
 					v.Delivered++
 				} else {
 					v.Lost++
+					lost = append(lost, n)
 					if firstLost < 0 {
 						firstLost = n
 					}
@@ -134,8 +142,41 @@ func judge(outcomes []uint8, rs []*receiver) verdict {
 		if firstLost >= 0 && v.Worst == "" {
 			v.Worst = fmt.Sprintf("%s lost n=%d (class %s, step %d) among others", r.name, firstLost, classOf(firstLost), stepOf(firstLost))
 		}
+		if len(lost) > 0 {
+			v.LosingReceivers++
+			if len(v.Losers) < 10 {
+				v.Losers = append(v.Losers, fmt.Sprintf("%s lost %d: %s", r.name, len(lost), ranges(lost, 5)))
+			}
+		}
 	}
 	return v
+}
+
+// ranges writes the ascending numbers ns as at most max ranges "a-b"
+// (every one selected by the receiver's filter, so a range may skip
+// numbers the filter does not select), then "…" if there are more.
+func ranges(ns []int, max int) string {
+	var b strings.Builder
+	for i, k := 0, 0; i < len(ns); k++ {
+		if k == max {
+			b.WriteString(" …")
+			break
+		}
+		j := i
+		for j+1 < len(ns) && ns[j+1]-ns[j] <= 24 {
+			j++
+		}
+		if k > 0 {
+			b.WriteString(", ")
+		}
+		if j == i {
+			fmt.Fprintf(&b, "%d", ns[i])
+		} else {
+			fmt.Fprintf(&b, "%d-%d (%d)", ns[i], ns[j], j-i+1)
+		}
+		i = j + 1
+	}
+	return b.String()
 }
 
 // missing counts the expected deliveries not yet made (for the drain).
