@@ -24,6 +24,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"herald/codec/jq"
+	"herald/codec/jsonrows"
 	"herald/codec/jview"
 	"herald/codec/native"
 	"herald/codec/rows"
@@ -130,6 +131,10 @@ type Codec struct {
 	cfg    Config
 	target *jview.Target
 	order  keyOrder
+	// walk decodes JSON payloads straight into rows when ON INGESTION is
+	// '.' or '.[]' (iter); nil otherwise.
+	walk *jsonrows.Decoder
+	iter bool
 }
 
 // New returns a codec for cfg.
@@ -143,8 +148,17 @@ func New(cfg Config) *Codec {
 		o = o.Merge(p.Order())
 	}
 	c.order = keyOrder{o: o, preferred: jview.Preferred(cfg.Schema)}
+	if nf, ok := cfg.Format.(nativeFormat); ok && native.IsJSON(nf.Format) && cfg.Programs[types.Ingestion] != nil {
+		if steps, ok := cfg.Programs[types.Ingestion].Path(); ok && (len(steps) == 0 || len(steps) == 1 && steps[0].Iter) {
+			c.walk, c.iter = jsonrows.New(cfg.Schema), len(steps) == 1
+		}
+	}
 	return c
 }
+
+// Walks reports whether the codec decodes JSON payloads straight into
+// rows (ON INGESTION '.' or '.[]' on JAQ-native JSON).
+func (c *Codec) Walks() bool { return c.walk != nil }
 
 type keyOrder struct {
 	o         *jq.Order
@@ -216,7 +230,7 @@ func (c *Codec) DecodeContext(ctx context.Context, payload []byte, b *rows.Build
 	err := c.cfg.Pool.Do(ctx, func(ctx context.Context) error {
 		mark := b.Mark()
 		input := 0
-		err := c.cfg.Format.Read(payload, func(v any) error {
+		value := func(v any) error {
 			out := 0
 			err := prog.Run(ctx, v, func(o any) error {
 				if n == MaxMessages {
@@ -233,9 +247,40 @@ func (c *Codec) DecodeContext(ctx context.Context, payload []byte, b *rows.Build
 			if err != nil {
 				return c.runErr(ctx, types.Ingestion, -1, input, -1, err)
 			}
-			input++
 			return nil
-		})
+		}
+		var err error
+		if c.walk != nil {
+			err = c.walk.Decode(payload, b, c.iter, jsonrows.Handler{
+				Value: value,
+				Output: func(out int) error {
+					if n == MaxMessages {
+						return c.fail(types.Ingestion, -1, input, out, values.Errorf(values.CodeTooManyMessages, "",
+							"the payload unfolds into more than "+strconv.Itoa(MaxMessages)+" messages"), nil)
+					}
+					n++
+					return nil
+				},
+				Row: func(out int, v any) error {
+					if e := c.target.Append(b, v); e != nil {
+						return c.fail(types.Ingestion, -1, input, out, e, nil)
+					}
+					return nil
+				},
+				Invalid: func(out int, e *values.Error) error {
+					return c.fail(types.Ingestion, -1, input, out, e, nil)
+				},
+				Next: func() { input++ },
+			})
+		} else {
+			err = c.cfg.Format.Read(payload, func(v any) error {
+				if err := value(v); err != nil {
+					return err
+				}
+				input++
+				return nil
+			})
+		}
 		if err != nil {
 			b.Rollback(mark)
 			n = 0

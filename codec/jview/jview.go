@@ -284,6 +284,98 @@ func float(v any, bits int) (float64, bool, *values.Error) {
 	return 0, false, nil
 }
 
+// appendInteger appends an integer split into sign and magnitude (code
+// as integer gives it) to an integer column.
+func appendInteger(c *rows.Col, neg bool, mag uint64, code values.Code) *values.Error {
+	const path = ""
+	k := c.Kind
+	switch code {
+	case values.CodeNotInteger:
+		return values.Errorf(code, path, "expected an integer, found a number with a fraction or exponent")
+	case values.CodeOutOfRange:
+		return values.Errorf(code, path, "integer is outside the range of "+k.String())
+	}
+	if k.IsUnsigned() {
+		u, fit := values.FitUnsigned(k, neg, mag)
+		if !fit {
+			return values.Errorf(values.CodeOutOfRange, path, "integer is outside the range of "+k.String())
+		}
+		c.AppendUint(u)
+	} else {
+		s, fit := values.FitSigned(k, neg, mag)
+		if !fit {
+			return values.Errorf(values.CodeOutOfRange, path, "integer is outside the range of "+k.String())
+		}
+		c.AppendInt(s)
+	}
+	return nil
+}
+
+// Decode appends v, a value at nesting depth (1 for a field's own value)
+// of an output object, to column c as Target.Append does: the error's
+// Path is relative to v ("" for v itself, "[2][0]" inside it).
+func Decode(c *rows.Col, v any, depth int) *values.Error { return decode(c, v, depth) }
+
+// DecodeNumber appends number text at nesting depth to c: what Decode
+// does with json.Number(raw), without building the value. raw must be
+// JSON number syntax (as a JSON decoder yields it; it is not checked
+// again).
+func DecodeNumber(c *rows.Col, raw []byte, depth int) *values.Error {
+	k := c.Kind
+	switch {
+	case k.IsInteger():
+		neg, mag, code := values.ParseIntegerLiteral(raw)
+		return appendInteger(c, neg, mag, code)
+	case k == types.F32 || k == types.F64:
+		f := values.ParseNumber(raw, k.Bits())
+		if k == types.F32 {
+			c.F32.Append(float32(f))
+		} else {
+			c.F64.Append(f)
+		}
+		return nil
+	}
+	return decode(c, json.Number(raw), depth)
+}
+
+// DecodeString appends a string at nesting depth to c: what Decode does
+// with s. s is not kept.
+func DecodeString(c *rows.Col, s string, depth int) *values.Error {
+	switch c.Kind {
+	case types.String, types.Bytes, types.Datetime:
+		return decodeString(c, s)
+	}
+	return decode(c, s, depth)
+}
+
+// decodeString appends s to a String, Bytes or Datetime column.
+func decodeString(c *rows.Col, s string) *values.Error {
+	const path = ""
+	switch c.Kind {
+	case types.String:
+		if !utf8.ValidString(s) {
+			return values.Errorf(values.CodeInvalidUTF8, path, "text is not valid UTF-8")
+		}
+		c.Str.Append(s)
+	case types.Bytes:
+		b, ok := values.DecodeBase64(nil, unsafe.Slice(unsafe.StringData(s), len(s)))
+		if !ok {
+			return values.Errorf(values.CodeInvalidBase64, path, "expected canonical padded standard base64")
+		}
+		c.Bin.Append(b)
+	case types.Datetime:
+		ns, code := values.ParseRFC3339(unsafe.Slice(unsafe.StringData(s), len(s)), 9)
+		if code != "" {
+			if code == values.CodeOutOfRange {
+				return values.Errorf(code, path, "datetime is outside 1677-09-21T00:12:43.145224192Z…2262-04-11T23:47:16.854775807Z")
+			}
+			return values.Errorf(code, path, "expected RFC 3339 text YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)")
+		}
+		c.TS.Append(arrow.Timestamp(ns))
+	}
+	return nil
+}
+
 // decode appends v to c. An error's Path is relative to v ("" for v
 // itself, "[2][0]" inside it); the caller prefixes the field name.
 func decode(c *rows.Col, v any, depth int) *values.Error {
@@ -295,25 +387,7 @@ func decode(c *rows.Col, v any, depth int) *values.Error {
 		if !ok {
 			return mismatch(path, "an integer", v)
 		}
-		switch code {
-		case values.CodeNotInteger:
-			return values.Errorf(code, path, "expected an integer, found a number with a fraction or exponent")
-		case values.CodeOutOfRange:
-			return values.Errorf(code, path, "integer is outside the range of "+k.String())
-		}
-		if k.IsUnsigned() {
-			u, fit := values.FitUnsigned(k, neg, mag)
-			if !fit {
-				return values.Errorf(values.CodeOutOfRange, path, "integer is outside the range of "+k.String())
-			}
-			c.AppendUint(u)
-		} else {
-			s, fit := values.FitSigned(k, neg, mag)
-			if !fit {
-				return values.Errorf(values.CodeOutOfRange, path, "integer is outside the range of "+k.String())
-			}
-			c.AppendInt(s)
-		}
+		return appendInteger(c, neg, mag, code)
 	case k == types.F32 || k == types.F64:
 		f, ok, err := float(v, k.Bits())
 		if err != nil {
@@ -334,38 +408,19 @@ func decode(c *rows.Col, v any, depth int) *values.Error {
 			return mismatch(path, "a boolean", v)
 		}
 		c.Bool.Append(b)
-	case k == types.String:
+	case k == types.String || k == types.Bytes || k == types.Datetime:
 		s, ok := v.(string)
 		if !ok {
-			return mismatch(path, "a string", v)
-		}
-		if !utf8.ValidString(s) {
-			return values.Errorf(values.CodeInvalidUTF8, path, "text is not valid UTF-8")
-		}
-		c.Str.Append(s)
-	case k == types.Bytes:
-		s, ok := v.(string)
-		if !ok {
-			return mismatch(path, "a base64 string", v)
-		}
-		b, ok := values.DecodeBase64(nil, []byte(s))
-		if !ok {
-			return values.Errorf(values.CodeInvalidBase64, path, "expected canonical padded standard base64")
-		}
-		c.Bin.Append(b)
-	case k == types.Datetime:
-		s, ok := v.(string)
-		if !ok {
-			return mismatch(path, "an RFC 3339 string", v)
-		}
-		ns, code := values.ParseRFC3339([]byte(s), 9)
-		if code != "" {
-			if code == values.CodeOutOfRange {
-				return values.Errorf(code, path, "datetime is outside 1677-09-21T00:12:43.145224192Z…2262-04-11T23:47:16.854775807Z")
+			want := "a string"
+			switch k {
+			case types.Bytes:
+				want = "a base64 string"
+			case types.Datetime:
+				want = "an RFC 3339 string"
 			}
-			return values.Errorf(code, path, "expected RFC 3339 text YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)")
+			return mismatch(path, want, v)
 		}
-		c.TS.Append(arrow.Timestamp(ns))
+		return decodeString(c, s)
 	case k == types.Array || k == types.Vec:
 		if depth > MaxDepth {
 			return values.Errorf(values.CodeTooDeep, path, "nesting too deep")

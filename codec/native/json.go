@@ -24,8 +24,44 @@ func (jsonFormat) Read(payload []byte, yield func(any) error) error {
 	return readJSON(payload, yield)
 }
 
+// IsJSON reports whether f is the JAQ-native JSON format.
+func IsJSON(f Format) bool {
+	_, ok := f.(jsonFormat)
+	return ok
+}
+
+// NewJSONDecoder returns the token decoder the JSON reader reads a
+// payload with, for decoders that walk its values instead of building
+// them (with JSONValue, JSONError and JSONTooDeep they read exactly as
+// Read does).
+func NewJSONDecoder(payload []byte) *jsontext.Decoder {
+	return jsontext.NewDecoder(bytes.NewBuffer(payload))
+}
+
+// ResetJSONDecoder readies a decoder from NewJSONDecoder to read another
+// payload, reusing its state.
+func ResetJSONDecoder(dec *jsontext.Decoder, payload []byte) {
+	dec.Reset(bytes.NewBuffer(payload))
+}
+
+// JSONValue reads the next value of dec at nesting depth (0 for a
+// payload's own values) as Read builds it.
+func JSONValue(dec *jsontext.Decoder, depth int) (any, error) { return jsonValue(dec, depth) }
+
+// JSONError is the reader's error for an error of dec.
+func JSONError(err error, dec *jsontext.Decoder) *values.Error { return jsonErr(err, dec) }
+
+// JSONTooDeep is the reader's error for a value at nesting depth, read
+// next from dec, when that depth is beyond MaxDepth; nil otherwise.
+func JSONTooDeep(dec *jsontext.Decoder, depth int) *values.Error {
+	if depth > MaxDepth {
+		return &values.Error{Code: values.CodeTooDeep, Msg: "nesting too deep", Offset: int(dec.InputOffset())}
+	}
+	return nil
+}
+
 func readJSON(payload []byte, yield func(any) error) error {
-	dec := jsontext.NewDecoder(bytes.NewReader(payload))
+	dec := NewJSONDecoder(payload)
 	for {
 		if dec.PeekKind() == 0 {
 			if _, err := dec.ReadToken(); err == io.EOF {
@@ -64,8 +100,8 @@ func jsonErr(err error, dec *jsontext.Decoder) *values.Error {
 }
 
 func jsonValue(dec *jsontext.Decoder, depth int) (any, error) {
-	if depth > MaxDepth {
-		return nil, &values.Error{Code: values.CodeTooDeep, Msg: "nesting too deep", Offset: int(dec.InputOffset())}
+	if e := JSONTooDeep(dec, depth); e != nil {
+		return nil, e
 	}
 	tok, err := dec.ReadToken()
 	if err != nil {

@@ -1,0 +1,390 @@
+// Package jsonrows decodes JAQ-native JSON payloads straight into rows for
+// the ingestion programs that only hand values on: '.' (each payload
+// value is a row) and '.[]' (each element of an array value is a row).
+// It walks the JSON tokens into the row builder instead of building the
+// generic value, running the program and decoding its output, and gives
+// the same rows and the same errors as that path (native's JSON reader,
+// package jq and jview.Target): a malformed value rejects the payload
+// even after a row of it failed, and of a row's failures the one of the
+// first field in schema order is reported. Values it does not walk (a
+// payload value that is not an object for '.', not an array for '.[]',
+// an element that is not an object) are built and handed to the caller.
+//
+// It must not run programs or apply value rules of its own: JSON syntax
+// comes from package native, the value rules from package jview.
+package jsonrows
+
+import (
+	"bytes"
+	"io"
+	"strconv"
+	"sync"
+	"unsafe"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"herald/codec/jview"
+	"herald/codec/native"
+	"herald/codec/rows"
+	"herald/codec/types"
+	"herald/codec/values"
+)
+
+// Handler receives what Decode does not decide itself. Every function is
+// required.
+type Handler struct {
+	// Value handles a payload value Decode does not walk: the program
+	// runs on it and its outputs become rows.
+	Value func(v any) error
+	// Output is called before each output of a walked value (out is its
+	// position among the value's outputs). An error ends the decode, once
+	// the rest of the value is read.
+	Output func(out int) error
+	// Row handles an output that is not walked (an element that is not
+	// an object); an error ends the decode once the value is read.
+	Row func(out int, v any) error
+	// Invalid turns the failure of output out to fit the schema into the
+	// error Decode returns.
+	Invalid func(out int, e *values.Error) error
+	// Next is called after each payload value has been handled.
+	Next func()
+}
+
+// Decoder decodes payloads into rows of one internal schema. It is safe
+// for concurrent use.
+type Decoder struct {
+	fields []types.Field
+	names  map[string]int
+	quoted []string
+	decs   sync.Pool // *jsontext.Decoder, reused across payloads
+}
+
+// New returns a decoder for schema s.
+func New(s *types.Schema) *Decoder {
+	d := &Decoder{fields: s.Fields, names: make(map[string]int, len(s.Fields))}
+	for i, f := range s.Fields {
+		d.names[f.Name] = i
+		d.quoted = append(d.quoted, types.Quote(f.Name))
+	}
+	return d
+}
+
+// Decode reads every value of payload. iter is false for '.' (a value is
+// one output) and true for '.[]' (an array value's elements are its
+// outputs). It returns the first malformed value's error (a
+// *values.Error), or the first error a handler returned.
+func (d *Decoder) Decode(payload []byte, b *rows.Builder, iter bool, h Handler) error {
+	dec, _ := d.decs.Get().(*jsontext.Decoder)
+	if dec == nil {
+		dec = native.NewJSONDecoder(payload)
+	} else {
+		native.ResetJSONDecoder(dec, payload)
+	}
+	defer func() {
+		native.ResetJSONDecoder(dec, nil) // keep no reference to the payload
+		d.decs.Put(dec)
+	}()
+	for {
+		if dec.PeekKind() == 0 {
+			if _, err := dec.ReadToken(); err == io.EOF {
+				return nil
+			} else if err != nil {
+				return native.JSONError(err, dec)
+			}
+		}
+		var err error
+		switch k := dec.PeekKind(); {
+		case !iter && k == '{':
+			err = d.one(dec, b, h)
+		case iter && k == '[':
+			err = d.elements(dec, b, h)
+		default:
+			var v any
+			if v, err = native.JSONValue(dec, 0); err == nil {
+				err = h.Value(v)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		h.Next()
+	}
+}
+
+// one walks an object payload value, the one output of '.'.
+func (d *Decoder) one(dec *jsontext.Decoder, b *rows.Builder, h Handler) error {
+	if err := h.Output(0); err != nil {
+		if _, serr := native.JSONValue(dec, 0); serr != nil {
+			return serr
+		}
+		return err
+	}
+	terr, err := d.object(dec, 0, b)
+	if err != nil {
+		return err
+	}
+	if terr != nil {
+		return h.Invalid(0, terr)
+	}
+	return nil
+}
+
+// elements walks an array payload value, whose elements are the outputs
+// of '.[]'.
+func (d *Decoder) elements(dec *jsontext.Decoder, b *rows.Builder, h Handler) error {
+	if e := native.JSONTooDeep(dec, 0); e != nil {
+		return e
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return native.JSONError(err, dec)
+	}
+	var pending error
+	for out := 0; dec.PeekKind() != ']'; out++ {
+		if pending == nil {
+			pending = h.Output(out)
+		}
+		if pending != nil {
+			if _, err := native.JSONValue(dec, 1); err != nil {
+				return err
+			}
+			continue
+		}
+		if dec.PeekKind() == '{' {
+			terr, err := d.object(dec, 1, b)
+			if err != nil {
+				return err
+			}
+			if terr != nil {
+				pending = h.Invalid(out, terr)
+			}
+			continue
+		}
+		v, err := native.JSONValue(dec, 1)
+		if err != nil {
+			return err
+		}
+		pending = h.Row(out, v)
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return native.JSONError(err, dec)
+	}
+	return pending
+}
+
+// fieldSet records which fields an object held.
+type fieldSet struct {
+	small uint64
+	big   []bool
+}
+
+func (s *fieldSet) set(i int) {
+	if i < 64 {
+		s.small |= 1 << i
+		return
+	}
+	for len(s.big) <= i-64 {
+		s.big = append(s.big, false)
+	}
+	s.big[i-64] = true
+}
+
+func (s *fieldSet) has(i int) bool {
+	if i < 64 {
+		return s.small&(1<<i) != 0
+	}
+	return i-64 < len(s.big) && s.big[i-64]
+}
+
+// object walks an object at nesting depth into one new row of b. err is
+// a malformed value (the row is left open for the caller's rollback);
+// terr is the row's failure to fit the schema (the row is abandoned),
+// reported only once the whole object has been read.
+func (d *Decoder) object(dec *jsontext.Decoder, depth int, b *rows.Builder) (terr *values.Error, err error) {
+	if e := native.JSONTooDeep(dec, depth); e != nil {
+		return nil, e
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, native.JSONError(err, dec)
+	}
+	b.BeginRow()
+	var seen fieldSet
+	errAt := len(d.fields) // the schema index of terr's field
+	record := func(i int, e *values.Error) {
+		if i < errAt {
+			errAt, terr = i, e
+		}
+	}
+	var scratch []byte
+	for k := dec.PeekKind(); k != '}'; k = dec.PeekKind() {
+		if k != '"' { // not a name: the error the reader's ReadToken gives
+			if _, err := dec.ReadToken(); err != nil {
+				return nil, native.JSONError(err, dec)
+			}
+			return nil, &values.Error{Code: values.CodeSyntax, Msg: "malformed JSON", Offset: int(dec.InputOffset())}
+		}
+		raw, err := dec.ReadValue()
+		if err != nil {
+			return nil, native.JSONError(err, dec)
+		}
+		var i int
+		var ok bool
+		if bytes.IndexByte(raw, '\\') < 0 {
+			i, ok = d.names[string(raw[1:len(raw)-1])]
+		} else {
+			if scratch, err = jsontext.AppendUnquote(scratch[:0], raw); err != nil {
+				return nil, native.JSONError(err, dec)
+			}
+			i, ok = d.names[string(scratch)]
+		}
+		if !ok || i > errAt {
+			if _, err := native.JSONValue(dec, depth+1); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		seen.set(i)
+		if dec.PeekKind() == 'n' {
+			if e := native.JSONTooDeep(dec, depth+1); e != nil {
+				return nil, e
+			}
+			if _, err := dec.ReadToken(); err != nil {
+				return nil, native.JSONError(err, dec)
+			}
+			if d.fields[i].Optional {
+				b.Col(i).B.AppendNull()
+			} else {
+				record(i, values.Errorf(values.CodeNullValue, d.quoted[i], "null in a required field"))
+			}
+			continue
+		}
+		e, err := d.value(b.Col(i), dec, depth+1, 1)
+		if err != nil {
+			return nil, err
+		}
+		if e != nil {
+			e.Path = d.quoted[i] + e.Path
+			record(i, e)
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, native.JSONError(err, dec)
+	}
+	for i, f := range d.fields {
+		if i > errAt {
+			break
+		}
+		if seen.has(i) {
+			continue
+		}
+		if f.Optional {
+			b.Col(i).B.AppendNull()
+		} else {
+			record(i, values.Errorf(values.CodeMissingField, d.quoted[i], "required field is missing"))
+		}
+	}
+	if terr != nil {
+		b.Abandon()
+		return terr, nil
+	}
+	if err := b.Commit(); err != nil {
+		return values.Errorf(values.CodeSyntax, "", err.Error()), nil
+	}
+	return nil, nil
+}
+
+// value walks a value at JSON nesting depth jd and target depth td (1
+// for a field's own value) into column c. The target error's Path is
+// relative to the value.
+func (d *Decoder) value(c *rows.Col, dec *jsontext.Decoder, jd, td int) (*values.Error, error) {
+	switch dec.PeekKind() {
+	case '0':
+		if e := native.JSONTooDeep(dec, jd); e != nil {
+			return nil, e
+		}
+		raw, err := dec.ReadValue()
+		if err != nil {
+			return nil, native.JSONError(err, dec)
+		}
+		return jview.DecodeNumber(c, raw, td), nil
+	case '"':
+		if e := native.JSONTooDeep(dec, jd); e != nil {
+			return nil, e
+		}
+		raw, err := dec.ReadValue()
+		if err != nil {
+			return nil, native.JSONError(err, dec)
+		}
+		if bytes.IndexByte(raw, '\\') < 0 {
+			s := raw[1 : len(raw)-1]
+			// DecodeString keeps no reference to s
+			return jview.DecodeString(c, unsafe.String(unsafe.SliceData(s), len(s)), td), nil
+		}
+		u, err := jsontext.AppendUnquote(nil, raw)
+		if err != nil {
+			return nil, native.JSONError(err, dec)
+		}
+		return jview.DecodeString(c, string(u), td), nil
+	case '[':
+		if (c.Kind == types.Array || c.Kind == types.Vec) && td <= jview.MaxDepth {
+			return d.array(c, dec, jd, td)
+		}
+	}
+	v, err := native.JSONValue(dec, jd)
+	if err != nil {
+		return nil, err
+	}
+	return jview.Decode(c, v, td), nil
+}
+
+// array walks an array into an ARRAY or VEC column. A fixed axis keeps
+// at most its length of elements; a wrong length is reported over any
+// element's failure, as the decode of the built value checks it first.
+func (d *Decoder) array(c *rows.Col, dec *jsontext.Decoder, jd, td int) (*values.Error, error) {
+	if e := native.JSONTooDeep(dec, jd); e != nil {
+		return nil, e
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, native.JSONError(err, dec)
+	}
+	fixed := c.Kind == types.Array
+	if fixed {
+		c.FSL.Append(true)
+	} else {
+		c.List.Append(true)
+	}
+	var terr *values.Error
+	j := 0
+	for ; dec.PeekKind() != ']'; j++ {
+		if terr != nil || (fixed && j >= c.N) {
+			if _, err := native.JSONValue(dec, jd+1); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if dec.PeekKind() == 'n' {
+			if e := native.JSONTooDeep(dec, jd+1); e != nil {
+				return nil, e
+			}
+			if _, err := dec.ReadToken(); err != nil {
+				return nil, native.JSONError(err, dec)
+			}
+			terr = values.Errorf(values.CodeNullValue, values.IndexPath("", j), "null where a value is required (collection elements are never null)")
+			continue
+		}
+		e, err := d.value(c.Elem, dec, jd+1, td+1)
+		if err != nil {
+			return nil, err
+		}
+		if e != nil {
+			e.Path = values.IndexPath("", j) + e.Path
+			terr = e
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, native.JSONError(err, dec)
+	}
+	if fixed && j != c.N {
+		return values.Errorf(values.CodeShape, "", "fixed axis of length "+strconv.Itoa(c.N)+" has "+strconv.Itoa(j)+" elements"), nil
+	}
+	return terr, nil
+}
