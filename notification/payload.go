@@ -130,6 +130,9 @@ type TypedPayload struct {
 	names []string
 	row   *View
 	pool  sync.Pool // *decodeState
+	// bufs recycles the column buffers of the batches decode builds
+	// (records releases each before it returns).
+	bufs bufferPool
 }
 
 type decodeState struct {
@@ -525,7 +528,7 @@ func (p *TypedPayload) unwrapJSON(raw json.RawMessage) ([]byte, error) {
 func (p *TypedPayload) decode(ctx context.Context, wire []byte) (arrow.RecordBatch, error) {
 	st, _ := p.pool.Get().(*decodeState)
 	if st == nil {
-		st = &decodeState{dec: p.codec.NewDecoder(), b: p.codec.NewBuilder(nil)}
+		st = &decodeState{dec: p.codec.NewDecoder(), b: p.codec.NewBuilder(&p.bufs)}
 	}
 	defer p.pool.Put(st)
 	var err error
