@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"sort"
 	"time"
 
 	"herald/api"
@@ -214,16 +215,38 @@ func authConfig(a configs.Auth) api.AuthConfig {
 }
 
 // Fingerprint identifies a loaded configuration: the first 16 hex digits
-// of the SHA-256 of its JSON form. Two configurations with the same
-// fingerprint behave the same; it is logged at start and after every
-// reload.
+// of the SHA-256 of its JSON form followed by, with a codecs block, the
+// text of the codec definitions file and the files of each resource (a
+// reload that changes only the definitions changes the codecs, so it
+// changes the fingerprint). Two configurations with the same fingerprint
+// behave the same; it is logged at start and after every reload. A file
+// that cannot be read counts as empty here (loading the codecs reports
+// it).
 func Fingerprint(cfg *configs.Config) string {
 	b, err := json.Marshal(cfg)
 	if err != nil {
 		return "unknown"
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
+	h := sha256.New()
+	h.Write(b)
+	if c := cfg.Codecs; c != nil {
+		src, _ := os.ReadFile(c.Definitions)
+		fmt.Fprintf(h, "\x00definitions %d\x00", len(src))
+		h.Write(src)
+		for _, r := range c.Resources {
+			files, _ := resource.LoadDir(r.Dir)
+			names := make([]string, 0, len(files))
+			for name := range files {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			for _, name := range names {
+				fmt.Fprintf(h, "\x00resource %s %s %d\x00", r.Name, name, len(files[name]))
+				h.Write(files[name])
+			}
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // levelOff is the slog level of logging.level off: above every level
