@@ -1031,7 +1031,7 @@ func (f *wpayload) value(n *Notification) wval {
 		return wval{null: true}
 	}
 	v, found, err := store.Lookup(n.Payload, f.name)
-	if err != nil || !found {
+	if err != nil || !found || !readsAs(v.Kind, f.k) {
 		return wval{null: true}
 	}
 	switch v.Kind {
@@ -1061,6 +1061,28 @@ func (f *wpayload) value(n *Notification) wval {
 		return wval{i: v.Time}
 	}
 	return wval{null: true}
+}
+
+// readsAs reports whether a stored value of kind v reads as a field of
+// kind k: a record stored under an older schema that a forced reload
+// changed incompatibly may hold another kind (an F64 where the field is
+// now a STRING), which is NULL rather than a value of the wrong kind.
+// Integers read as floats and datetimes as text, as the stored decoder
+// widens them.
+func readsAs(v store.ValueKind, k wkind) bool {
+	switch v {
+	case store.Int:
+		return k.numeric()
+	case store.Float:
+		return k == kFloat
+	case store.Bool:
+		return k == kBool
+	case store.Text:
+		return k == kText
+	case store.Time:
+		return k == kTime || k == kText
+	}
+	return false
 }
 
 // payloadField resolves payload.<name> against the event type's internal
