@@ -52,6 +52,7 @@ func TestOnJetStream(t *testing.T) {
 		{"TypedSchema", TestTypedSchema},
 		{"TypedWatchLive", TestTypedWatchLive},
 		{"TypedWhereAndSessions", TestTypedWhereAndSessions},
+		{"TypedEvolutionOnReload", TestTypedEvolutionOnReload},
 	} {
 		t.Run(c.name, c.fn)
 	}

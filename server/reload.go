@@ -30,11 +30,15 @@ type streamConfigurer interface {
 const ecpdsRetireDelay = time.Minute
 
 // Reload reads the configuration file again and applies it: an invalid
-// file, or one that changes settings that need a restart, changes
-// nothing and says why (a *handlers.ReloadError); otherwise the new
+// file, one that changes settings that need a restart, or one that
+// changes an event type's payload schema so that its stored records could
+// not be read (unless opts.Force), changes nothing and says why (a
+// *handlers.ReloadError); otherwise the new
 // Runtime is swapped in, the backend's streams are created or reconciled,
 // and the open streams of removed and changed event types end
-// (schema_removed, schema_changed with a resume id). Streams of unchanged
+// (schema_removed, schema_changed with a resume id); a compatible payload
+// schema change ends only the streams that asked for a format, a forced
+// breaking one all of them. Streams of unchanged
 // event types keep delivering; requests in flight finish with the
 // settings they started with. One reload runs at a time.
 func (s *Server) Reload(ctx context.Context, opts handlers.ReloadOptions) (*handlers.ReloadReport, error) {
@@ -61,11 +65,11 @@ func (s *Server) Reload(ctx context.Context, opts handlers.ReloadOptions) (*hand
 	s.log.Info("configuration reloaded", "trigger", trigger, "config", s.opts.ConfigPath,
 		"fingerprint", rep.Fingerprint, "previous_fingerprint", rep.Previous, "added", rep.Added, "removed", rep.Removed,
 		"changed", rep.Changed, "storage_reconciled", rep.StorageReconciled, "settings_changed", rep.Settings,
-		"streams_ended", rep.StreamsEnded)
+		"payload_schemas", payloadSummary(rep.PayloadSchemas), "streams_ended", rep.StreamsEnded)
 	return rep, nil
 }
 
-func (s *Server) reload(ctx context.Context, _ handlers.ReloadOptions) (*handlers.ReloadReport, error) {
+func (s *Server) reload(ctx context.Context, opts handlers.ReloadOptions) (*handlers.ReloadReport, error) {
 	if s.opts.ConfigPath == "" {
 		return nil, &handlers.ReloadError{Code: handlers.ReloadInvalid, Message: "herald was started without a configuration file to reload"}
 	}
@@ -81,6 +85,18 @@ func (s *Server) reload(ctx context.Context, _ handlers.ReloadOptions) (*handler
 	rt, err := NewRuntime(cfg, s.runtimeOptions(), old)
 	if err != nil {
 		return nil, &handlers.ReloadError{Code: handlers.ReloadInvalid, Message: fmt.Sprintf("config %s:\n%v", s.opts.ConfigPath, err)}
+	}
+	payloads := payloadChanges(old.Registry, rt.Registry)
+	if breaking(payloads) {
+		msg, refused := breakingMessage(payloads)
+		if !opts.Force {
+			return nil, &handlers.ReloadError{Code: handlers.ReloadRefused, Refused: refused, Message: msg}
+		}
+		for i := range payloads {
+			payloads[i].Forced = !payloads[i].Compatible
+		}
+		s.log.Warn("configuration reload forced over breaking payload schema changes: the records stored under the previous schemas that the new ones cannot read are delivered with a null payload and the reason in heraldpayloaderror",
+			"trigger", opts.Trigger, "config", s.opts.ConfigPath, "breaks", refused)
 	}
 	d := diffConfigs(old.Config, cfg)
 	if sc, ok := s.eng.(streamConfigurer); ok && (len(d.added) > 0 || len(d.storage) > 0) {
@@ -120,6 +136,17 @@ func (s *Server) reload(ctx context.Context, _ handlers.ReloadOptions) (*handler
 	for _, name := range d.changed {
 		ended += s.h.EndStreams(name, stream.SchemaChanged)
 	}
+	// A compatible payload schema change ends the streams that asked for
+	// a format (their codec's output follows the schema); the row view's
+	// keep the schema they opened with, which reads the new records by
+	// name. A forced breaking change ends them all.
+	for _, c := range payloads {
+		if c.Compatible {
+			ended += s.h.EndFormatStreams(c.EventType, stream.SchemaChanged)
+		} else {
+			ended += s.h.EndStreams(c.EventType, stream.SchemaChanged)
+		}
+	}
 	if old.ECPDS != nil && old.ECPDS != rt.ECPDS {
 		retired := old.ECPDS
 		time.AfterFunc(ecpdsRetireDelay, retired.Close)
@@ -127,7 +154,7 @@ func (s *Server) reload(ctx context.Context, _ handlers.ReloadOptions) (*handler
 	return &handlers.ReloadReport{
 		Fingerprint: rt.Fingerprint, Previous: old.Fingerprint,
 		Added: d.added, Removed: d.removed, Changed: d.changed, StorageReconciled: d.storage,
-		Settings: d.settings, StreamsEnded: ended,
+		Settings: d.settings, PayloadSchemas: payloads, StreamsEnded: ended,
 	}, nil
 }
 
