@@ -356,6 +356,9 @@ func TestReloadAnswersMatchDocument(t *testing.T) {
 	conform(t, r, "POST", path, 409)
 	sameAsExample(t, r, "POST", path, "refused", nil)
 
+	// A payload schema change: compatible, breaking (refused), forced.
+	typedReloads(t)
+
 	r = reload(weatherConfig, nil, "", `{"force":1}`)
 	conform(t, r, "POST", path, 400)
 	sameAsExample(t, r, "POST", path, "bad_body", nil)
@@ -852,4 +855,76 @@ func TestBackendFailuresMatchDocument(t *testing.T) {
 			}
 		}
 	}
+}
+
+// evolveDefs are the codec definitions of the payload schema examples:
+// v1; v2 adds an OPTIONAL field; v3 turns the F64 temperature into a
+// STRING.
+var evolveDefs = []string{`
+CREATE SCHEMA reading (station STRING, step I32, temperature F64);
+CREATE WIRE JSON SCHEMA reading_wire MODE STRICT (station string, step integer, temperature number);
+CREATE CODEC reading_json FROM WIRE JSON SCHEMA reading_wire TO SCHEMA reading;
+`, `
+CREATE SCHEMA reading (station STRING, step I32, temperature F64, humidity F32 OPTIONAL);
+CREATE WIRE JSON SCHEMA reading_wire MODE STRICT (station string, step integer, temperature number, humidity number OPTIONAL);
+CREATE CODEC reading_json FROM WIRE JSON SCHEMA reading_wire TO SCHEMA reading;
+`, `
+CREATE SCHEMA reading (station STRING, step I32, temperature STRING, humidity F32 OPTIONAL);
+CREATE WIRE JSON SCHEMA reading_wire MODE STRICT (station string, step integer, temperature string, humidity number OPTIONAL);
+CREATE CODEC reading_json FROM WIRE JSON SCHEMA reading_wire TO SCHEMA reading;
+`}
+
+// typedReloads checks the payload schema answers of the reload against
+// their examples: a compatible change with a format watcher and a WebSocket
+// format subscription open, a breaking one refused, then forced.
+func typedReloads(t *testing.T) {
+	t.Helper()
+	defs := filepath.Join(t.TempDir(), "defs.nspl")
+	write := func(v int) {
+		if err := os.WriteFile(defs, []byte(evolveDefs[v]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(0)
+	yaml := `
+application: {host: 127.0.0.1, port: 8000}
+notification_backend: {kind: in_memory}
+codecs: {definitions: ` + defs + `}
+notification_schema:
+  sensor_reading:
+    payload: {codec: reading_json}
+    topic: {base: sensor_reading, key_order: [station]}
+    identifier:
+      station: {type: StringHandler, required: false}
+`
+	l := startLive(t, yaml, nil)
+	const path = "/api/v1/admin/reload"
+	fingerprints := func(got reply) func(map[string]any) {
+		var b map[string]any
+		_ = json.Unmarshal(got.body, &b)
+		return func(ex map[string]any) {
+			ex["fingerprint"], ex["previous_fingerprint"] = b["fingerprint"], b["previous_fingerprint"]
+		}
+	}
+	for range 2 {
+		s := openStream(t, l.ts.URL, "/api/v1/watch", []byte(`{"event_type":"sensor_reading","identifier":{},"format":"reading_json"}`))
+		if _, ev := s.next(t); ev["type"] != "connection_established" {
+			t.Fatalf("watch: %v", ev)
+		}
+	}
+	write(1)
+	r := send(t, l.ts.URL, "POST", path, nil, nil)
+	conform(t, r, "POST", path, 200)
+	sameAsExample(t, r, "POST", path, "payload_compatible", fingerprints(r))
+	write(2)
+	r = send(t, l.ts.URL, "POST", path, nil, nil)
+	conform(t, r, "POST", path, 409)
+	sameAsExample(t, r, "POST", path, "payload_breaking", nil)
+	s := openStream(t, l.ts.URL, "/api/v1/watch", []byte(`{"event_type":"sensor_reading","identifier":{}}`))
+	s.next(t)
+	s = openStream(t, l.ts.URL, "/api/v1/watch", []byte(`{"event_type":"sensor_reading","identifier":{},"format":"reading_json"}`))
+	s.next(t)
+	r = send(t, l.ts.URL, "POST", path+"?force=true", nil, nil)
+	conform(t, r, "POST", path, 200)
+	sameAsExample(t, r, "POST", path, "payload_forced", fingerprints(r))
 }
