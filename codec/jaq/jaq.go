@@ -5,7 +5,9 @@
 // whole), and emission (a row's JSON view through ON EMITTING, exactly
 // one value, written by the format's writer in member order; a batch's
 // members through ON EMITTING BATCH or the format's container). Every run
-// happens on the extension workers, under a deadline.
+// happens on the extension workers, under a deadline, except the decode
+// of a codec that walks JSON straight into rows (ON INGESTION '.' or
+// '.[]', package jsonrows), which runs no program through gojq.
 //
 // It must not parse statements or payload syntax itself: formats come
 // from package native (or protobuf), programs from package jq, the row
@@ -220,84 +222,116 @@ func (c *Codec) Decode(payload []byte, b *rows.Builder) (int, error) {
 // and every object it yields becomes one row. A malformed value, a
 // program error, an output that is not an object or does not fit the
 // schema, or more than MaxMessages messages rejects the whole payload: no
-// row of it is kept. It returns the number of rows added.
+// row of it is kept. It returns the number of rows added. A codec that
+// walks JSON (Walks) runs no program through gojq, so it decodes on the
+// caller's goroutine, as the WIRE codecs do, and is never busy.
 func (c *Codec) DecodeContext(ctx context.Context, payload []byte, b *rows.Builder) (int, error) {
 	prog := c.cfg.Programs[types.Ingestion]
 	if prog == nil {
 		return 0, c.fail(types.Ingestion, -1, -1, -1, values.Errorf(values.CodeNoProgram, "", "the codec declares no ON INGESTION transformation, so it cannot decode"), nil)
 	}
-	n := 0
+	r := &ingest{c: c, prog: prog, b: b}
+	if c.walk != nil {
+		r.ctx = ctx
+		if err := r.decode(payload); err != nil {
+			return 0, err
+		}
+		return r.n, nil
+	}
 	err := c.cfg.Pool.Do(ctx, func(ctx context.Context) error {
-		mark := b.Mark()
-		input := 0
-		value := func(v any) error {
-			out := 0
-			err := prog.Run(ctx, v, func(o any) error {
-				if n == MaxMessages {
-					return c.fail(types.Ingestion, -1, input, out, values.Errorf(values.CodeTooManyMessages, "",
-						"the payload unfolds into more than "+strconv.Itoa(MaxMessages)+" messages"), nil)
-				}
-				if e := c.target.Append(b, o); e != nil {
-					return c.fail(types.Ingestion, -1, input, out, e, nil)
-				}
-				n++
-				out++
-				return nil
-			})
-			if err != nil {
-				return c.runErr(ctx, types.Ingestion, -1, input, -1, err)
-			}
-			return nil
-		}
-		var err error
-		if c.walk != nil {
-			err = c.walk.Decode(payload, b, c.iter, jsonrows.Handler{
-				Value: value,
-				Output: func(out int) error {
-					if n == MaxMessages {
-						return c.fail(types.Ingestion, -1, input, out, values.Errorf(values.CodeTooManyMessages, "",
-							"the payload unfolds into more than "+strconv.Itoa(MaxMessages)+" messages"), nil)
-					}
-					n++
-					return nil
-				},
-				Row: func(out int, v any) error {
-					if e := c.target.Append(b, v); e != nil {
-						return c.fail(types.Ingestion, -1, input, out, e, nil)
-					}
-					return nil
-				},
-				Invalid: func(out int, e *values.Error) error {
-					return c.fail(types.Ingestion, -1, input, out, e, nil)
-				},
-				Next: func() { input++ },
-			})
-		} else {
-			err = c.cfg.Format.Read(payload, func(v any) error {
-				if err := value(v); err != nil {
-					return err
-				}
-				input++
-				return nil
-			})
-		}
-		if err != nil {
-			b.Rollback(mark)
-			n = 0
-			var ve *values.Error
-			if errors.As(err, &ve) && !isJaqErr(err) {
-				c.trace(ctx, types.Ingestion, -1, input, -1, err)
-				return c.fail(types.Ingestion, -1, input, -1, ve, nil)
-			}
-			return err
-		}
-		return nil
+		r.ctx = ctx
+		return r.decode(payload)
 	})
 	if err != nil {
 		return 0, c.busy(types.Ingestion, err)
 	}
-	return n, nil
+	return r.n, nil
 }
+
+// ingest is one payload's decode: it runs ON INGESTION on the payload's
+// values (or takes the rows a walk yields) and counts rows and inputs. It
+// is the jsonrows.Handler of a walk.
+type ingest struct {
+	c     *Codec
+	ctx   context.Context
+	prog  *jq.Program
+	b     *rows.Builder
+	n     int // rows added
+	input int // the payload value being decoded
+}
+
+func (r *ingest) decode(payload []byte) error {
+	c := r.c
+	mark := r.b.Mark()
+	var err error
+	if c.walk != nil {
+		err = c.walk.Decode(payload, r.b, c.iter, r)
+	} else {
+		err = c.cfg.Format.Read(payload, func(v any) error {
+			if err := r.Value(v); err != nil {
+				return err
+			}
+			r.Next()
+			return nil
+		})
+	}
+	if err != nil {
+		r.b.Rollback(mark)
+		r.n = 0
+		var ve *values.Error
+		if errors.As(err, &ve) && !isJaqErr(err) {
+			c.trace(r.ctx, types.Ingestion, -1, r.input, -1, err)
+			return c.fail(types.Ingestion, -1, r.input, -1, ve, nil)
+		}
+		return err
+	}
+	return nil
+}
+
+// Value runs the program on one payload value; every output becomes a row.
+func (r *ingest) Value(v any) error {
+	out := 0
+	err := r.prog.Run(r.ctx, v, func(o any) error {
+		if err := r.Output(out); err != nil {
+			return err
+		}
+		if err := r.Row(out, o); err != nil {
+			return err
+		}
+		out++
+		return nil
+	})
+	if err != nil {
+		return r.c.runErr(r.ctx, types.Ingestion, -1, r.input, -1, err)
+	}
+	return nil
+}
+
+// Output counts one more output, refusing one past MaxMessages.
+func (r *ingest) Output(out int) error {
+	if r.n == MaxMessages {
+		return r.c.fail(types.Ingestion, -1, r.input, out, values.Errorf(values.CodeTooManyMessages, "",
+			"the payload unfolds into more than "+strconv.Itoa(MaxMessages)+" messages"), nil)
+	}
+	r.n++
+	return nil
+}
+
+// Row decodes output out into a row.
+func (r *ingest) Row(out int, v any) error {
+	if e := r.c.target.Append(r.b, v); e != nil {
+		return r.Invalid(out, e)
+	}
+	return nil
+}
+
+// Invalid is the failure of output out to fit the schema.
+func (r *ingest) Invalid(out int, e *values.Error) error {
+	return r.c.fail(types.Ingestion, -1, r.input, out, e, nil)
+}
+
+// Next moves on to the payload's next value.
+func (r *ingest) Next() { r.input++ }
 
 func isJaqErr(err error) bool {
 	var e *Error

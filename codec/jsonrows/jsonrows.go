@@ -30,33 +30,38 @@ import (
 	"herald/codec/values"
 )
 
-// Handler receives what Decode does not decide itself. Every function is
-// required.
-type Handler struct {
+// Handler receives what Decode does not decide itself.
+type Handler interface {
 	// Value handles a payload value Decode does not walk: the program
 	// runs on it and its outputs become rows.
-	Value func(v any) error
+	Value(v any) error
 	// Output is called before each output of a walked value (out is its
 	// position among the value's outputs). An error ends the decode, once
 	// the rest of the value is read.
-	Output func(out int) error
+	Output(out int) error
 	// Row handles an output that is not walked (an element that is not
 	// an object); an error ends the decode once the value is read.
-	Row func(out int, v any) error
+	Row(out int, v any) error
 	// Invalid turns the failure of output out to fit the schema into the
 	// error Decode returns.
-	Invalid func(out int, e *values.Error) error
+	Invalid(out int, e *values.Error) error
 	// Next is called after each payload value has been handled.
-	Next func()
+	Next()
 }
 
 // Decoder decodes payloads into rows of one internal schema. It is safe
 // for concurrent use.
 type Decoder struct {
-	fields []types.Field
-	names  map[string]int
-	quoted []string
-	decs   sync.Pool // *jsontext.Decoder, reused across payloads
+	fields  []types.Field
+	names   map[string]int
+	quoted  []string
+	readers sync.Pool // *reader, reused across payloads
+}
+
+// reader is a token decoder and its source.
+type reader struct {
+	dec *jsontext.Decoder
+	buf bytes.Buffer
 }
 
 // New returns a decoder for schema s.
@@ -74,16 +79,16 @@ func New(s *types.Schema) *Decoder {
 // outputs). It returns the first malformed value's error (a
 // *values.Error), or the first error a handler returned.
 func (d *Decoder) Decode(payload []byte, b *rows.Builder, iter bool, h Handler) error {
-	dec, _ := d.decs.Get().(*jsontext.Decoder)
-	if dec == nil {
-		dec = native.NewJSONDecoder(payload)
-	} else {
-		native.ResetJSONDecoder(dec, payload)
+	r, _ := d.readers.Get().(*reader)
+	if r == nil {
+		r = &reader{dec: native.NewJSONDecoder(nil)}
 	}
+	native.ResetJSONDecoder(r.dec, &r.buf, payload)
 	defer func() {
-		native.ResetJSONDecoder(dec, nil) // keep no reference to the payload
-		d.decs.Put(dec)
+		native.ResetJSONDecoder(r.dec, &r.buf, nil) // keep no reference to the payload
+		d.readers.Put(r)
 	}()
+	dec := r.dec
 	for {
 		if dec.PeekKind() == 0 {
 			if _, err := dec.ReadToken(); err == io.EOF {

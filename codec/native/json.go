@@ -39,9 +39,11 @@ func NewJSONDecoder(payload []byte) *jsontext.Decoder {
 }
 
 // ResetJSONDecoder readies a decoder from NewJSONDecoder to read another
-// payload, reusing its state.
-func ResetJSONDecoder(dec *jsontext.Decoder, payload []byte) {
-	dec.Reset(bytes.NewBuffer(payload))
+// payload, reusing its state; buf is the decoder's source, kept by the
+// caller with the decoder (so that a reset allocates nothing).
+func ResetJSONDecoder(dec *jsontext.Decoder, buf *bytes.Buffer, payload []byte) {
+	*buf = *bytes.NewBuffer(payload)
+	dec.Reset(buf)
 }
 
 // JSONValue reads the next value of dec at nesting depth (0 for a
