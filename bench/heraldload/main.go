@@ -6,7 +6,11 @@
 //   - B1 notify: HTTP notify requests/s and latency p50/p99 at several
 //     concurrencies, against synchronous JetStream publishes of the same
 //     messages at the same concurrency (and asynchronous publishes as the
-//     ceiling);
+//     ceiling) and against the HTTP floor (a tiny GET on the same stack);
+//     -rounds repeats every level, the sides interleaved in an order that
+//     rotates per round, and reports each round and the medians;
+//     -engine in_memory measures herald on its in-memory engine against
+//     the HTTP floor only (B1 only);
 //   - B4 replay: events/s of one SSE replay of N stored notifications,
 //     unfiltered and with a filter matching 1/16 of the subjects, against
 //     an ordered consumer reading the same stream with the same filter;
@@ -35,6 +39,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,6 +51,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"herald/configs"
+	"herald/engine"
 	herjs "herald/jetstream"
 	"herald/server"
 )
@@ -61,6 +67,12 @@ type params struct {
 	sides       string
 	timeout     time.Duration
 	batch       int
+	engine      string
+	rounds      int
+	// logPath receives herald's log at level info (the access log line
+	// of every request, as the herald command writes it); empty: a file
+	// in the run's temporary directory.
+	logPath string
 }
 
 func main() {
@@ -75,7 +87,11 @@ func main() {
 	flag.StringVar(&p.only, "only", "B1,B4,B2", "figures to measure")
 	flag.StringVar(&p.sides, "sides", "herald,raw", "B1: sides to measure (for profiling one of them)")
 	flag.DurationVar(&p.timeout, "timeout", 15*time.Minute, "bound of the whole run")
+	flag.StringVar(&p.engine, "engine", "jetstream", "herald's backend: jetstream (embedded) or in_memory (B1 against the HTTP floor only)")
+	flag.IntVar(&p.rounds, "rounds", 1, "B1: rounds of every level, sides interleaved; medians reported")
+	flag.StringVar(&p.logPath, "log", "", "herald's log (level info, one access log line per request) goes to `FILE`; default a file in the run's temporary directory")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE`")
+	traceFile := flag.String("trace", "", "write an execution trace of the whole run to `FILE` (go tool trace)")
 	flag.Parse()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -87,6 +103,17 @@ func main() {
 			os.Exit(2)
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err == nil {
+			err = trace.Start(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "heraldload:", err)
+			os.Exit(2)
+		}
+		defer trace.Stop()
 	}
 	var err error
 	if p.concurrency, err = ints(conc); err == nil {
@@ -101,6 +128,7 @@ func main() {
 	if err := run(ctx, p, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "heraldload:", err)
 		pprof.StopCPUProfile()
+		trace.Stop()
 		os.Exit(1)
 	}
 }
@@ -119,18 +147,17 @@ func ints(s string) ([]int, error) {
 }
 
 // config is the herald configuration of the run: the embedded JetStream
-// backend and three event types (one stream each) keeping every
-// notification.
+// backend (or the in-memory one) and three event types (one stream each)
+// keeping every notification; the log at level info, as herald's
+// default, so that every request writes its access log line.
 const config = `
 application:
   host: 127.0.0.1
   port: 8000
 logging:
-  level: warn
+  level: info
 notification_backend:
-  kind: jetstream
-  jetstream:
-    data_dir: %q
+%s
 watch_endpoint:
   sse_heartbeat_interval_sec: 30
   connection_max_duration_sec: 3600
@@ -158,9 +185,7 @@ const schema = `
       step:
         type: IntHandler
         required: false
-    storage_policy:
-      allow_duplicates: true
-`
+%s`
 
 // bench is the running system under test.
 type bench struct {
@@ -177,6 +202,18 @@ type bench struct {
 }
 
 func run(ctx context.Context, p params, out io.Writer) error {
+	if p.engine != "jetstream" && p.engine != "in_memory" {
+		return fmt.Errorf("-engine %q: want jetstream or in_memory", p.engine)
+	}
+	if p.rounds < 1 {
+		return fmt.Errorf("-rounds %d: want at least 1", p.rounds)
+	}
+	if p.engine == "in_memory" {
+		if p.only != "B1" {
+			return fmt.Errorf("-engine in_memory measures B1 only (give -only B1)")
+		}
+		p.sides = strings.ReplaceAll(p.sides, "raw", "") // no JetStream to publish to
+	}
 	dir, err := os.MkdirTemp("", "heraldload-")
 	if err != nil {
 		return err
@@ -184,10 +221,18 @@ func run(ctx context.Context, p params, out io.Writer) error {
 	defer os.RemoveAll(dir)
 	var schemas string
 	for _, name := range []string{"bench", "replay", "live"} {
-		schemas += fmt.Sprintf(schema, name, name)
+		policy := "    storage_policy:\n      allow_duplicates: true\n"
+		if p.engine == "in_memory" {
+			policy = "" // not supported there
+		}
+		schemas += fmt.Sprintf(schema, name, name, policy)
 	}
 	path := filepath.Join(dir, "config.yaml")
-	text := fmt.Sprintf(config, filepath.Join(dir, "jetstream"), p.batch, schemas)
+	backend := fmt.Sprintf("  kind: jetstream\n  jetstream:\n    data_dir: %q", filepath.Join(dir, "jetstream"))
+	if p.engine == "in_memory" {
+		backend = "  kind: in_memory\n  in_memory:\n    max_topics: 100000"
+	}
+	text := fmt.Sprintf(config, backend, p.batch, schemas)
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		return err
 	}
@@ -195,23 +240,40 @@ func run(ctx context.Context, p params, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	opts, err := herjs.OptionsFromConfig(cfg)
+	logPath := p.logPath
+	if logPath == "" {
+		logPath = filepath.Join(dir, "herald.log")
+	}
+	logFile, err := os.Create(logPath)
 	if err != nil {
 		return err
 	}
-	opts.Logger = log
-	// A loopback port besides the in-process connection, for the raw
-	// reference over TCP (what a publisher bypassing herald would use).
-	opts.Embedded.Listen = "127.0.0.1:0"
-	eng, err := herjs.Open(ctx, opts)
-	if err != nil {
-		return err
+	defer logFile.Close()
+	// herald's log as the herald command writes it (main.go: JSON lines,
+	// the configured level).
+	level := new(slog.LevelVar)
+	log := slog.New(slog.NewJSONHandler(logFile, &slog.HandlerOptions{Level: level}))
+	var eng engine.Engine
+	var jsEng *herjs.Engine
+	if p.engine == "jetstream" {
+		opts, err := herjs.OptionsFromConfig(cfg)
+		if err != nil {
+			return err
+		}
+		opts.Logger = log
+		// A loopback port besides the in-process connection, for the raw
+		// reference over TCP (what a publisher bypassing herald would use).
+		opts.Embedded.Listen = "127.0.0.1:0"
+		if jsEng, err = herjs.Open(ctx, opts); err != nil {
+			return err
+		}
+		defer jsEng.Close()
+		eng = jsEng
 	}
-	defer eng.Close()
 	// herald as the herald command assembles it, on the engine opened
-	// above (so that the raw references share its embedded server).
-	hs, err := server.New(ctx, cfg, server.Options{Engine: eng, Logger: log, Version: "heraldload"})
+	// above (so that the raw references share its embedded server); the
+	// in-memory engine is built by New.
+	hs, err := server.New(ctx, cfg, server.Options{Engine: eng, Logger: log, LogLevel: level, Version: "heraldload"})
 	if err != nil {
 		return err
 	}
@@ -223,37 +285,38 @@ func run(ctx context.Context, p params, out io.Writer) error {
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 	defer hs.Close()
-
-	nc, err := nats.Connect("", nats.InProcessServer(eng.Server()))
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
-	if err != nil {
-		return err
-	}
-	tcp, err := nats.Connect(eng.Server().ClientURL())
-	if err != nil {
-		return err
-	}
-	defer tcp.Close()
-	jsTCP, err := jetstream.New(tcp)
-	if err != nil {
-		return err
-	}
 	b := &bench{
 		p:    p,
 		base: "http://" + ln.Addr().String(),
 		client: &http.Client{Transport: &http.Transport{
 			MaxIdleConnsPerHost: 2048, MaxConnsPerHost: 0, DisableCompression: true,
 		}},
-		eng: eng, nc: nc, js: js, jsTCP: jsTCP,
 		lean: newLeanPool(ln.Addr().String()),
 	}
 	defer b.lean.close()
-	fmt.Fprintf(out, "heraldload: %s, %s/%s, GOMAXPROCS=%d, embedded nats-server, loopback HTTP\n\n",
-		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
+	if jsEng != nil {
+		nc, err := nats.Connect("", nats.InProcessServer(jsEng.Server()))
+		if err != nil {
+			return err
+		}
+		defer nc.Close()
+		js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
+		if err != nil {
+			return err
+		}
+		tcp, err := nats.Connect(jsEng.Server().ClientURL())
+		if err != nil {
+			return err
+		}
+		defer tcp.Close()
+		jsTCP, err := jetstream.New(tcp)
+		if err != nil {
+			return err
+		}
+		b.eng, b.nc, b.js, b.jsTCP = jsEng, nc, js, jsTCP
+	}
+	fmt.Fprintf(out, "heraldload: %s, %s/%s, GOMAXPROCS=%d, %s, loopback HTTP, herald's log at level info to a file\n\n",
+		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), engineLabel(p.engine))
 	if strings.Contains(p.only, "B1") {
 		if err := b.b1(ctx, out); err != nil {
 			return fmt.Errorf("B1: %w", err)
@@ -270,6 +333,14 @@ func run(ctx context.Context, p params, out io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// engineLabel describes the backend of the run.
+func engineLabel(kind string) string {
+	if kind == "in_memory" {
+		return "in-memory engine"
+	}
+	return "embedded nats-server"
 }
 
 // ---- B1 notify ----
@@ -365,30 +436,33 @@ func (b *bench) notify(ctx context.Context, body []byte) error {
 	return nil
 }
 
+// b1side is one side of B1: a name and the operation of request i.
+type b1side struct {
+	name string
+	op   func(i int) error
+}
+
+// b1row is what one round measured at one level, by side name.
+type b1row map[string]load
+
 func (b *bench) b1(ctx context.Context, out io.Writer) error {
-	fmt.Fprintf(out, "B1 notify: closed loop, %s per level and side; herald = HTTP POST /api/v1/notification (200 after the JetStream ack);\n", b.p.duration)
-	fmt.Fprintf(out, "   raw = synchronous JetStream publish of the same subject and payload on an in-process client of the same server;\n")
-	fmt.Fprintf(out, "   raw tcp = the same over a loopback TCP connection (what a publisher bypassing herald uses);\n")
+	herald, raw := strings.Contains(b.p.sides, "herald"), strings.Contains(b.p.sides, "raw")
+	fmt.Fprintf(out, "B1 notify: closed loop, %s per level and side, %d round(s), sides interleaved in an order rotating per round;\n", b.p.duration, b.p.rounds)
+	fmt.Fprintf(out, "   herald = HTTP POST /api/v1/notification (200 after the %s);\n", map[bool]string{true: "JetStream ack", false: "in-memory store"}[b.js != nil])
+	if raw {
+		fmt.Fprintf(out, "   raw = synchronous JetStream publish of the same subject and payload on an in-process client of the same server;\n")
+		fmt.Fprintf(out, "   raw tcp = the same over a loopback TCP connection (what a publisher bypassing herald uses);\n")
+	}
 	fmt.Fprintf(out, "   http floor = GET /api/v1/schema/bench on the same HTTP stack and middleware (an HTTP exchange with a tiny handler);\n")
 	fmt.Fprintf(out, "   HTTP load from a minimal keep-alive HTTP/1.1 client, one connection per worker\n")
-	fmt.Fprintf(out, "%-5s %11s %8s %8s | %10s %8s %8s | %10s %8s | %10s | %7s %7s %7s\n",
-		"conc", "herald/s", "p50", "p99", "raw/s", "p50", "p99", "tcp/s", "p50", "floor/s", ":raw", ":tcp", ":floor")
-	for _, c := range b.p.concurrency {
-		var h, r, rt, fl load
-		var err error
-		if strings.Contains(b.p.sides, "herald") {
-			h, err = closedLoop(ctx, c, b.p.duration, func(i int) error {
-				_, err := b.lean.do("POST", "/api/v1/notification", notifyBody("bench", i, `{"i":`+strconv.Itoa(i)+`}`))
-				return err
-			})
-			if err != nil {
-				return err
-			}
-		}
-		if !strings.Contains(b.p.sides, "raw") {
-			fmt.Fprintf(out, "%-5d %11.0f %8s %8s\n", c, h.rate(), round(pct(h.lat, .5)), round(pct(h.lat, .99)))
-			continue
-		}
+	var sides []b1side
+	if herald {
+		sides = append(sides, b1side{"herald", func(i int) error {
+			_, err := b.lean.do("POST", "/api/v1/notification", notifyBody("bench", i, `{"i":`+strconv.Itoa(i)+`}`))
+			return err
+		}})
+	}
+	if raw {
 		rawPublish := func(js jetstream.JetStream) func(i int) error {
 			return func(i int) error {
 				m := &nats.Msg{Subject: fmt.Sprintf("bench.c%02d.k.%d", i%16, i%1000), Data: []byte(`{"i":` + strconv.Itoa(i) + `}`)}
@@ -396,25 +470,76 @@ func (b *bench) b1(ctx context.Context, out io.Writer) error {
 				return err
 			}
 		}
-		if r, err = closedLoop(ctx, c, b.p.duration, rawPublish(b.js)); err != nil {
-			return err
-		}
-		if rt, err = closedLoop(ctx, c, b.p.duration, rawPublish(b.jsTCP)); err != nil {
-			return err
-		}
-		if fl, err = closedLoop(ctx, c, b.p.duration, func(int) error {
+		sides = append(sides, b1side{"raw", rawPublish(b.js)}, b1side{"tcp", rawPublish(b.jsTCP)})
+	}
+	if herald || raw {
+		sides = append(sides, b1side{"floor", func(int) error {
 			_, err := b.lean.do("GET", "/api/v1/schema/bench", nil)
 			return err
-		}); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "%-5d %11.0f %8s %8s | %10.0f %8s %8s | %10.0f %8s | %10.0f | %6.2fx %6.2fx %6.2fx\n", c,
-			h.rate(), round(pct(h.lat, .5)), round(pct(h.lat, .99)),
-			r.rate(), round(pct(r.lat, .5)), round(pct(r.lat, .99)),
-			rt.rate(), round(pct(rt.lat, .5)), fl.rate(),
-			h.rate()/r.rate(), h.rate()/rt.rate(), h.rate()/fl.rate())
+		}})
 	}
-	if !strings.Contains(b.p.sides, "raw") {
+	rows := make(map[int][]b1row)
+	for round := range b.p.rounds {
+		for _, c := range b.p.concurrency {
+			row := b1row{}
+			for k := range sides {
+				side := sides[(k+round)%len(sides)]
+				l, err := closedLoop(ctx, c, b.p.duration, side.op)
+				if err != nil {
+					return fmt.Errorf("%s at concurrency %d: %w", side.name, c, err)
+				}
+				row[side.name] = l
+			}
+			rows[c] = append(rows[c], row)
+		}
+	}
+	header := func() {
+		fmt.Fprintf(out, "%-5s %-6s %9s %8s %8s %6s |", "conc", "round", "herald/s", "p50", "p99", "p99/50")
+		if raw {
+			fmt.Fprintf(out, " %8s %8s %8s | %8s %8s |", "raw/s", "p50", "p99", "tcp/s", "p50")
+		}
+		fmt.Fprintf(out, " %8s %8s %8s %6s |", "floor/s", "p50", "p99", "p99/50")
+		if raw {
+			fmt.Fprintf(out, " %6s %6s", ":raw", ":tcp")
+		}
+		fmt.Fprintf(out, " %6s\n", ":floor")
+	}
+	line := func(c int, label string, f func(side string, g func(load) float64) float64) {
+		rate := func(l load) float64 { return l.rate() }
+		p50 := func(l load) float64 { return float64(pct(l.lat, .5)) }
+		p99 := func(l load) float64 { return float64(pct(l.lat, .99)) }
+		ratio := func(l load) float64 { return p99(l) / max(p50(l), 1) }
+		d := func(v float64) string { return round(time.Duration(v)) }
+		fmt.Fprintf(out, "%-5d %-6s %9.0f %8s %8s %6.1f |", c, label, f("herald", rate), d(f("herald", p50)), d(f("herald", p99)), f("herald", ratio))
+		if raw {
+			fmt.Fprintf(out, " %8.0f %8s %8s | %8.0f %8s |", f("raw", rate), d(f("raw", p50)), d(f("raw", p99)), f("tcp", rate), d(f("tcp", p50)))
+		}
+		fmt.Fprintf(out, " %8.0f %8s %8s %6.1f |", f("floor", rate), d(f("floor", p50)), d(f("floor", p99)), f("floor", ratio))
+		h := f("herald", rate)
+		if raw {
+			fmt.Fprintf(out, " %5.2fx %5.2fx", h/f("raw", rate), h/f("tcp", rate))
+		}
+		fmt.Fprintf(out, " %5.2fx\n", h/f("floor", rate))
+	}
+	header()
+	for _, c := range b.p.concurrency {
+		for i, row := range rows[c] {
+			line(c, strconv.Itoa(i+1), func(side string, g func(load) float64) float64 { return g(row[side]) })
+		}
+		if b.p.rounds > 1 {
+			// Medians over the rounds, each column on its own (a ratio
+			// column is the median of the rounds' ratios).
+			line(c, "median", func(side string, g func(load) float64) float64 {
+				vals := make([]float64, 0, len(rows[c]))
+				for _, row := range rows[c] {
+					vals = append(vals, g(row[side]))
+				}
+				return median(vals)
+			})
+		}
+	}
+	if !raw {
+		fmt.Fprintln(out)
 		return nil
 	}
 	// Ceiling: asynchronous publishes, windows of asyncWindow in flight.
@@ -429,6 +554,20 @@ func (b *bench) b1(ctx context.Context, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "raw asynchronous publish ceiling: %.0f msg/s\n\n", float64(n)/time.Since(began).Seconds())
 	return nil
+}
+
+// median returns the median of vals (the mean of the middle two for an
+// even count); vals is reordered.
+func median(vals []float64) float64 {
+	if len(vals) == 0 {
+		return 0
+	}
+	slices.Sort(vals)
+	m := len(vals) / 2
+	if len(vals)%2 == 0 {
+		return (vals[m-1] + vals[m]) / 2
+	}
+	return vals[m]
 }
 
 // get performs one GET and drains the answer.
