@@ -25,6 +25,7 @@ import (
 	"herald/codec/ddl"
 	"herald/configs"
 	"herald/handlers"
+	"herald/internal/logwriter"
 	"herald/server"
 )
 
@@ -213,7 +214,17 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 		return 0
 	}
 	level := new(slog.LevelVar)
-	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: level}))
+	// The log goes through a bounded buffer written by one goroutine: a
+	// request pays for copying its access log line, not for a write
+	// system call under the handler's lock. Close (deferred) writes what
+	// is buffered before serve returns; lines dropped because the output
+	// did not keep up are counted and said in the log.
+	var log *slog.Logger
+	logOut := logwriter.New(stdout, logwriter.Options{Dropped: func(n uint64) {
+		log.Warn("log lines dropped: the log output did not keep up", "dropped", n)
+	}})
+	defer logOut.Close()
+	log = slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: level}))
 	// Everything the configuration decides is checked first, then the
 	// port is bound (a port in use fails before the backend starts), then
 	// the backend starts.
