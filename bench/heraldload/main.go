@@ -52,6 +52,7 @@ import (
 
 	"herald/configs"
 	"herald/engine"
+	"herald/internal/logwriter"
 	herjs "herald/jetstream"
 	"herald/server"
 )
@@ -73,6 +74,8 @@ type params struct {
 	// of every request, as the herald command writes it); empty: a file
 	// in the run's temporary directory.
 	logPath string
+	// logWriter is async (herald's writer) or sync.
+	logWriter string
 }
 
 func main() {
@@ -90,6 +93,7 @@ func main() {
 	flag.StringVar(&p.engine, "engine", "jetstream", "herald's backend: jetstream (embedded) or in_memory (B1 against the HTTP floor only)")
 	flag.IntVar(&p.rounds, "rounds", 1, "B1: rounds of every level, sides interleaved; medians reported")
 	flag.StringVar(&p.logPath, "log", "", "herald's log (level info, one access log line per request) goes to `FILE`; default a file in the run's temporary directory")
+	flag.StringVar(&p.logWriter, "log-writer", "async", "herald's log writer: async (as the herald command) or sync (each line written by the request that logs it)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE`")
 	traceFile := flag.String("trace", "", "write an execution trace of the whole run to `FILE` (go tool trace)")
 	flag.Parse()
@@ -250,9 +254,25 @@ func run(ctx context.Context, p params, out io.Writer) error {
 	}
 	defer logFile.Close()
 	// herald's log as the herald command writes it (main.go: JSON lines,
-	// the configured level).
+	// the configured level, through the asynchronous writer), or written
+	// synchronously (-log-writer sync, as before that writer).
 	level := new(slog.LevelVar)
-	log := slog.New(slog.NewJSONHandler(logFile, &slog.HandlerOptions{Level: level}))
+	var logOut io.Writer = logFile
+	switch p.logWriter {
+	case "async":
+		aw := logwriter.New(logFile, logwriter.Options{})
+		defer func() {
+			_ = aw.Close()
+			if n := aw.Dropped(); n > 0 {
+				fmt.Fprintf(out, "herald's log writer dropped %d lines\n", n)
+			}
+		}()
+		logOut = aw
+	case "sync":
+	default:
+		return fmt.Errorf("-log-writer %q: want async or sync", p.logWriter)
+	}
+	log := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: level}))
 	var eng engine.Engine
 	var jsEng *herjs.Engine
 	if p.engine == "jetstream" {
@@ -315,8 +335,8 @@ func run(ctx context.Context, p params, out io.Writer) error {
 		}
 		b.eng, b.nc, b.js, b.jsTCP = jsEng, nc, js, jsTCP
 	}
-	fmt.Fprintf(out, "heraldload: %s, %s/%s, GOMAXPROCS=%d, %s, loopback HTTP, herald's log at level info to a file\n\n",
-		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), engineLabel(p.engine))
+	fmt.Fprintf(out, "heraldload: %s, %s/%s, GOMAXPROCS=%d, %s, loopback HTTP, herald's log at level info to a file (%s writer)\n\n",
+		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), engineLabel(p.engine), p.logWriter)
 	if strings.Contains(p.only, "B1") {
 		if err := b.b1(ctx, out); err != nil {
 			return fmt.Errorf("B1: %w", err)
