@@ -95,6 +95,7 @@ func main() {
 	flag.StringVar(&p.logPath, "log", "", "herald's log (level info, one access log line per request) goes to `FILE`; default a file in the run's temporary directory")
 	flag.StringVar(&p.logWriter, "log-writer", "async", "herald's log writer: async (as the herald command) or sync (each line written by the request that logs it)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE`")
+	memprofile := flag.String("memprofile", "", "write an allocation profile (every allocation of the run) to `FILE`")
 	traceFile := flag.String("trace", "", "write an execution trace of the whole run to `FILE` (go tool trace)")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -107,6 +108,19 @@ func main() {
 			os.Exit(2)
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *memprofile != "" {
+		runtime.MemProfileRate = 4096
+		defer func() {
+			f, err := os.Create(*memprofile)
+			if err == nil {
+				err = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "heraldload:", err)
+			}
+		}()
 	}
 	if *traceFile != "" {
 		f, err := os.Create(*traceFile)
