@@ -20,6 +20,8 @@ const (
 	DefaultMaxBuffered = 1 << 20
 	// DefaultMaxWait is Options.MaxWait.
 	DefaultMaxWait = 100 * time.Millisecond
+	// DefaultDelay is Options.Delay.
+	DefaultDelay = 5 * time.Millisecond
 )
 
 // Options configure an Async.
@@ -35,6 +37,11 @@ type Options struct {
 	// output takes a batch again (a stuck output costs one wait, not one
 	// per line).
 	MaxWait time.Duration
+	// Delay is how long the first line into an empty buffer waits for
+	// others before the batch is written (default DefaultDelay), unless
+	// the buffer fills to half first. A logging goroutine then wakes the
+	// writing goroutine once per batch, not once per line.
+	Delay time.Duration
 	// Dropped, when not nil, is called by the writing goroutine with the
 	// number of lines dropped since its previous call, when it takes the
 	// buffer after drops: what it logs through the same Async lands right
@@ -59,7 +66,8 @@ type Async struct {
 	closed  bool // the writer has stopped: Write goes to out directly
 	err     error
 
-	wake    chan struct{} // capacity 1: the buffer has something
+	wake    chan struct{} // capacity 1: the buffer has something, or is half full
+	stop    chan struct{} // closed by Close
 	done    chan struct{} // closed when the writing goroutine ends
 	outMu   sync.Mutex    // one writer of out at a time
 	dropped atomic.Uint64
@@ -74,7 +82,11 @@ func New(out io.Writer, opts Options) *Async {
 	if opts.MaxWait <= 0 {
 		opts.MaxWait = DefaultMaxWait
 	}
-	a := &Async{out: out, opts: opts, room: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	if opts.Delay <= 0 {
+		opts.Delay = DefaultDelay
+	}
+	a := &Async{out: out, opts: opts, room: make(chan struct{}), wake: make(chan struct{}, 1),
+		stop: make(chan struct{}), done: make(chan struct{})}
 	go a.loop()
 	return a
 }
@@ -94,11 +106,15 @@ func (a *Async) Write(p []byte) (int, error) {
 			return a.out.Write(p)
 		}
 		if len(a.buf) == 0 || len(a.buf)+len(p) <= a.opts.MaxBuffered {
+			first := len(a.buf) == 0
 			a.buf = append(a.buf, p...)
+			hurry := len(a.buf) >= a.opts.MaxBuffered/2
 			a.mu.Unlock()
-			select {
-			case a.wake <- struct{}{}:
-			default:
+			if first || hurry {
+				select {
+				case a.wake <- struct{}{}:
+				default:
+				}
 			}
 			if timer != nil {
 				timer.Stop()
@@ -130,8 +146,29 @@ func (a *Async) loop() {
 	defer close(a.done)
 	var spare []byte
 	var reported uint64
+	delay := time.NewTimer(a.opts.Delay)
+	delay.Stop()
 	for {
-		<-a.wake
+		select {
+		case <-a.wake:
+		case <-a.stop:
+		}
+		// Let the lines of a burst gather into one batch, unless the
+		// buffer is half full already (its signal may have been folded
+		// into the one just taken).
+		a.mu.Lock()
+		gather := len(a.buf) < a.opts.MaxBuffered/2
+		a.mu.Unlock()
+		if gather {
+			delay.Reset(a.opts.Delay)
+			select {
+			case <-delay.C:
+			case <-a.wake: // half full
+				delay.Stop()
+			case <-a.stop:
+				delay.Stop()
+			}
+		}
 		for {
 			a.mu.Lock()
 			batch := a.buf
@@ -192,12 +229,11 @@ func (a *Async) Dropped() uint64 { return a.dropped.Load() }
 // output directly. Close waits for the output: a stuck output blocks it.
 func (a *Async) Close() error {
 	a.mu.Lock()
-	a.closing = true
-	a.mu.Unlock()
-	select {
-	case a.wake <- struct{}{}:
-	default:
+	if !a.closing {
+		a.closing = true
+		close(a.stop)
 	}
+	a.mu.Unlock()
 	<-a.done
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -50,10 +50,11 @@ func (g *gate) Write(p []byte) (int, error) {
 }
 
 // TestOrderAndBytes: what is written comes out whole, unchanged and in
-// order, all of it by the time Close returns.
+// order, all of it by the time Close returns, in one batch when the
+// delay outlasts the writing.
 func TestOrderAndBytes(t *testing.T) {
 	var out safeBuffer
-	a := New(&out, Options{})
+	a := New(&out, Options{Delay: time.Hour})
 	var want strings.Builder
 	for i := range 1000 {
 		line := fmt.Sprintf(`{"msg":"request","i":%d}`+"\n", i)
@@ -68,8 +69,8 @@ func TestOrderAndBytes(t *testing.T) {
 	if got := out.String(); got != want.String() {
 		t.Fatalf("output differs from what was written:\n%.300s", got)
 	}
-	if a.Dropped() != 0 {
-		t.Fatalf("dropped %d", a.Dropped())
+	if a.Dropped() != 0 || out.writes != 1 {
+		t.Fatalf("dropped %d, %d writes of the output, want 0 and 1", a.Dropped(), out.writes)
 	}
 }
 
@@ -253,3 +254,22 @@ func TestOutputError(t *testing.T) {
 type errWriter struct{ err error }
 
 func (e errWriter) Write([]byte) (int, error) { return 0, e.err }
+
+// TestHalfFullWritesAtOnce: a buffer filled to half is written without
+// waiting for the delay.
+func TestHalfFullWritesAtOnce(t *testing.T) {
+	var out safeBuffer
+	a := New(&out, Options{MaxBuffered: 64, Delay: time.Hour})
+	defer a.Close()
+	for i := range 4 {
+		fmt.Fprintf(a, "line %02d\n", i)
+	}
+	want := "line 00\nline 01\nline 02\nline 03\n"
+	deadline := time.Now().Add(time.Minute)
+	for out.String() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("output %q after a minute, want %q", out.String(), want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
