@@ -178,3 +178,89 @@ func BenchmarkB7ProtobufDecode(b *testing.B) {
 		report(b, bc.rows)
 	})
 }
+
+// BenchmarkB7JSONFastPaths (issue 16 item 4) decodes the same 256 rows
+// with schema-based WIRE JSON and with the JAQ JSON codecs in turn within
+// every iteration, timing each by the process's CPU time, and reports each
+// JAQ codec's rate as a ratio to WIRE JSON's: interleaved, the two see the
+// same machine, which on a shared machine matters more than anything.
+//
+//	go test ./codec -run '^$' -bench 'B7JSONFastPaths' -benchtime 200x -count 3
+func BenchmarkB7JSONFastPaths(b *testing.B) {
+	bc := newBenchCase(b, "noimage", false, 256)
+	idx := make([]int, bc.rows)
+	for i := range idx {
+		idx[i] = i
+	}
+	one := jaqBenchCodec(b, "JSON", "ON INGESTION '.' ON EMITTING '.'", nil)
+	unfold := jaqBenchCodec(b, "JSON", "ON INGESTION '.[]' ON EMITTING '.'", nil)
+	container, _, err := unfold.Batch.AppendBatch(nil, bc.batch, idx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var singles [][]byte
+	for i := range idx {
+		p, err := one.Encoder.AppendRow(nil, bc.batch, i)
+		if err != nil {
+			b.Fatal(err)
+		}
+		singles = append(singles, p)
+	}
+	const sel = `select(.user_id != 0) | {user_id, created_at, payload, cpu_last_64, detections}`
+	cases := []struct {
+		name     string
+		c        *Codec
+		payloads [][]byte
+	}{
+		{"wire_json", bc.jsonC, bc.json},
+		{"per_payload", one, singles},
+		{"unfold", unfold, [][]byte{container}},
+		{"per_payload_gojq", jaqBenchCodec(b, "JSON", "ON INGESTION 'if true then . else . end' ON EMITTING '.'", nil), singles},
+		{"unfold_gojq", jaqBenchCodec(b, "JSON", "ON INGESTION 'if true then .[] else empty end' ON EMITTING '.'", nil), [][]byte{container}},
+		{"select_object", jaqBenchCodec(b, "JSON", "ON INGESTION '"+sel+"' ON EMITTING '.'", nil), singles},
+		{"select_object_gojq", jaqBenchCodec(b, "JSON", "ON INGESTION 'if true then ("+sel+") else empty end' ON EMITTING '.'", nil), singles},
+	}
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			b.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	spent := make([]time.Duration, len(cases))
+	decs := make([]Decoder, len(cases))
+	for i, c := range cases {
+		decs[i] = c.c.NewDecoder()
+	}
+	mem := memory.NewGoAllocator()
+	b.ResetTimer()
+	for range b.N {
+		for i, c := range cases {
+			t0 := cpu()
+			bld := c.c.NewBuilder(mem)
+			for _, p := range c.payloads {
+				if _, err := decs[i].Decode(p, bld); err != nil {
+					b.Fatal(err)
+				}
+			}
+			rec, err := bld.NewRecordBatch()
+			if err != nil {
+				b.Fatal(err)
+			}
+			rec.Release()
+			bld.Release()
+			spent[i] += cpu() - t0
+		}
+	}
+	for i, c := range cases {
+		if spent[i] <= 0 {
+			continue
+		}
+		rate := float64(bc.rows*b.N) / spent[i].Seconds()
+		if i == 0 {
+			b.ReportMetric(rate, "wire_json-cpu-rows/s")
+			continue
+		}
+		b.ReportMetric(spent[0].Seconds()/spent[i].Seconds(), c.name+"/wire")
+	}
+}

@@ -248,7 +248,8 @@ func (d *Decoder) object(dec *jsontext.Decoder, depth int, b *rows.Builder) (ter
 			continue
 		}
 		seen.set(i)
-		if dec.PeekKind() == 'n' {
+		kind := dec.PeekKind()
+		if kind == 'n' {
 			if e := native.JSONTooDeep(dec, depth+1); e != nil {
 				return nil, e
 			}
@@ -262,7 +263,7 @@ func (d *Decoder) object(dec *jsontext.Decoder, depth int, b *rows.Builder) (ter
 			}
 			continue
 		}
-		e, err := d.value(b.Col(i), dec, depth+1, 1)
+		e, err := d.value(b.Col(i), dec, kind, depth+1, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -298,10 +299,10 @@ func (d *Decoder) object(dec *jsontext.Decoder, depth int, b *rows.Builder) (ter
 }
 
 // value walks a value at JSON nesting depth jd and target depth td (1
-// for a field's own value) into column c. The target error's Path is
+// for a field's own value) into column c; kind is dec.PeekKind(). The target error's Path is
 // relative to the value.
-func (d *Decoder) value(c *rows.Col, dec *jsontext.Decoder, jd, td int) (*values.Error, error) {
-	switch dec.PeekKind() {
+func (d *Decoder) value(c *rows.Col, dec *jsontext.Decoder, kind jsontext.Kind, jd, td int) (*values.Error, error) {
+	switch kind {
 	case '0':
 		if e := native.JSONTooDeep(dec, jd); e != nil {
 			return nil, e
@@ -359,29 +360,30 @@ func (d *Decoder) array(c *rows.Col, dec *jsontext.Decoder, jd, td int) (*values
 	}
 	var terr *values.Error
 	j := 0
-	for ; dec.PeekKind() != ']'; j++ {
-		if terr != nil || (fixed && j >= c.N) {
+	for kind := dec.PeekKind(); kind != ']'; kind = dec.PeekKind() {
+		j++
+		if terr != nil || (fixed && j > c.N) {
 			if _, err := native.JSONValue(dec, jd+1); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		if dec.PeekKind() == 'n' {
+		if kind == 'n' {
 			if e := native.JSONTooDeep(dec, jd+1); e != nil {
 				return nil, e
 			}
 			if _, err := dec.ReadToken(); err != nil {
 				return nil, native.JSONError(err, dec)
 			}
-			terr = values.Errorf(values.CodeNullValue, values.IndexPath("", j), "null where a value is required (collection elements are never null)")
+			terr = values.Errorf(values.CodeNullValue, values.IndexPath("", j-1), "null where a value is required (collection elements are never null)")
 			continue
 		}
-		e, err := d.value(c.Elem, dec, jd+1, td+1)
+		e, err := d.value(c.Elem, dec, kind, jd+1, td+1)
 		if err != nil {
 			return nil, err
 		}
 		if e != nil {
-			e.Path = values.IndexPath("", j) + e.Path
+			e.Path = values.IndexPath("", j-1) + e.Path
 			terr = e
 		}
 	}
