@@ -428,3 +428,15 @@ func scrape(ctx context.Context, hc *http.Client, url string) (map[string]float6
 	}
 	return out, sc.Err()
 }
+
+// liveHeap is the heap the last garbage collection left live, from
+// herald's GC goal: next_gc = live × (1 + GOGC/100). The heap in use,
+// sampled at a random point of the GC cycle, swings by the whole cycle's
+// garbage (50-100 MB in a 10 s sample series), which drowns a slope.
+func liveHeap(m map[string]float64) float64 {
+	gogc, ok := m["go_gc_gogc_percent"]
+	if !ok || gogc <= 0 {
+		gogc = 100
+	}
+	return m["go_memstats_next_gc_bytes"] / (1 + gogc/100)
+}

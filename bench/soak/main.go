@@ -21,7 +21,7 @@
 // Every client reopens its stream from the next sequence it needs after
 // any end (a connection-closing, subscription_ended or a dropped
 // connection), as a well-behaved client does. Every -report it prints
-// herald's RSS, heap in use, goroutines and open files (scraped from its
+// herald's RSS, live heap, goroutines and open files (scraped from its
 // /metrics), and the deliveries so far. At the end it waits for the
 // deliveries to drain and prints:
 //
@@ -461,14 +461,14 @@ func run(ctx context.Context, p params, out io.Writer) (*result, error) {
 	}
 	notifierDone := make(chan struct{})
 	go func() { nwg.Wait(); close(notifierDone) }()
-	fmt.Fprintf(out, "%8s %9s %9s %10s %7s %10s %12s %10s\n", "t", "RSS MB", "heap MB", "goroutines", "files", "notified", "delivered", "reconnects")
+	fmt.Fprintf(out, "%8s %9s %9s %10s %7s %10s %12s %10s\n", "t", "RSS MB", "live MB", "goroutines", "files", "notified", "delivered", "reconnects")
 	takeSample := func() {
 		m, err := scrape(ctx, c.http, metricsURL)
 		if err != nil {
 			c.surprise(err)
 			return
 		}
-		s := sample{At: time.Since(start), RSS: m["process_resident_memory_bytes"], Heap: m["go_memstats_heap_inuse_bytes"],
+		s := sample{At: time.Since(start), RSS: m["process_resident_memory_bytes"], Heap: liveHeap(m),
 			Goroutines: m["go_goroutines"], OpenFiles: m["process_open_fds"],
 			Delivered: delivered(), Notified: sent.Load(), Reconnects: reconnects()}
 		res.Samples = append(res.Samples, s)
@@ -570,7 +570,7 @@ func report(out io.Writer, p params, r *result) {
 		v    func(sample) float64
 	}{
 		{"RSS", func(s sample) float64 { return s.RSS }},
-		{"heap in use", func(s sample) float64 { return s.Heap }},
+		{"live heap", func(s sample) float64 { return s.Heap }},
 		{"goroutines", func(s sample) float64 { return s.Goroutines }},
 		{"open files", func(s sample) float64 { return s.OpenFiles }},
 	} {
