@@ -167,8 +167,11 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	for _, s := range opts.Streams {
 		if _, err := e.ensure(ctx, s.Base); err != nil {
+			// Wrapped before abort: once the engine is closed,
+			// wrapSetup would name only "closed" and hide the cause.
+			err = e.wrapSetup(ctx, "start stream "+StreamName(s.Base), err)
 			e.abort()
-			return nil, e.wrapSetup(ctx, "start stream "+StreamName(s.Base), err)
+			return nil, err
 		}
 	}
 	e.log.Info("JetStream engine ready", "server", e.where, "streams", len(opts.Streams))

@@ -310,6 +310,11 @@ func (f *feed) handle(m *nats.Msg, md meta, afterReset bool) {
 	if afterReset && seq > last+1 {
 		f.e.log.Warn("live feed: notifications were removed from the stream while its feed was reconnecting; ending its subscriptions so that clients reconnect from their last sequence",
 			"stream", f.name, "first_missing", last+1, "last_missing", seq-1)
+		// The boundary past the gap first, as for a rewind: a
+		// subscription that joins between the end and the delivery below
+		// starts after the missing notifications, not before them (it
+		// would receive seq next without any sign of the gap).
+		f.e.hub.SetLast(f.base, seq-1)
 		f.e.opts.Observer.Gap(f.base)
 		f.e.hub.EndStream(f.base, fmt.Errorf("jetstream: stream %s: notifications %d to %d were removed while the live feed was reconnecting: %w",
 			f.name, last+1, seq-1, engine.ErrGap))
