@@ -22,29 +22,50 @@ func TestClusterNodeLoss(t *testing.T) {
 		t.Skip("skipped under -short: it starts a three-node nats-server cluster (several seconds); run without -short, as scripts/test and CI do")
 	}
 	const n = 3
-	clientPorts, routePorts := make([]int, n), make([]int, n)
-	for i := range n {
-		clientPorts[i], routePorts[i] = freePort(t), freePort(t)
-	}
+	// Ports are the kernel's choice at listen time (RANDOM_PORT) where
+	// they can be: a port picked before and bound later can be taken in
+	// between on a busy machine, and the server then never gets ready.
+	// A clustered JetStream node needs configured routes, so n0's route
+	// port is picked first (and n0 routes to itself, which nats-server
+	// ignores), on another port if it was taken; n1 and n2 route to n0,
+	// and gossip completes the mesh.
 	servers := map[string]*server.Server{}
-	for i := range n {
-		var routes []*url.URL
-		for j := range n {
-			if j != i {
-				routes = append(routes, &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", routePorts[j])})
-			}
-		}
-		name := fmt.Sprintf("n%d", i)
-		servers[name] = runServer(t, t.TempDir(), clientPorts[i], func(o *server.Options) {
+	var clientURLs []string
+	node := func(name string, dir string, clientPort, routePort int, routes []*url.URL) (*server.Server, error) {
+		return tryServer(t, dir, clientPort, func(o *server.Options) {
 			o.ServerName = name
-			o.Cluster = server.ClusterOpts{Name: "herald-test", Host: "127.0.0.1", Port: routePorts[i]}
+			o.Cluster = server.ClusterOpts{Name: "herald-test", Host: "127.0.0.1", Port: routePort}
 			o.Routes = routes
 		})
+	}
+	var seed *url.URL
+	for attempt := 1; ; attempt++ {
+		p := freePort(t)
+		seed = &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", p)}
+		s, err := node("n0", t.TempDir(), server.RANDOM_PORT, p, []*url.URL{seed})
+		if err == nil {
+			servers["n0"] = s
+			clientURLs = append(clientURLs, s.ClientURL())
+			break
+		}
+		if attempt == 3 {
+			t.Fatal(err)
+		}
+		t.Logf("%v; again on another route port", err)
+	}
+	for i := 1; i < n; i++ {
+		name := fmt.Sprintf("n%d", i)
+		s, err := node(name, t.TempDir(), server.RANDOM_PORT, server.RANDOM_PORT, []*url.URL{seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers[name] = s
+		clientURLs = append(clientURLs, s.ClientURL())
 	}
 	urls := func(first int) string {
 		var us []string
 		for i := range n {
-			us = append(us, fmt.Sprintf("nats://127.0.0.1:%d", clientPorts[(first+i)%n]))
+			us = append(us, clientURLs[(first+i)%n])
 		}
 		return strings.Join(us, ",")
 	}
@@ -52,21 +73,29 @@ func TestClusterNodeLoss(t *testing.T) {
 		o.Defaults.Replicas = 3
 		o.PublishAttempts = 8
 		o.PublishTimeout = 5 * time.Second
+		// Stream and consumer requests are answered by the nodes' raft
+		// groups, slow on loaded machines.
+		o.RequestTimeout = 10 * time.Second
 	}
 	// The cluster elects its JetStream meta leader after startup; until
-	// then creating the streams fails.
-	var pub, watch *Engine
-	until(t, "the cluster to accept R3 streams", func() bool {
-		o := urlOptions(t, urls(0), r3)
-		e, err := Open(context.Background(), o)
-		if err != nil {
-			return false
-		}
-		t.Cleanup(func() { _ = e.Close() })
-		pub = e
-		return true
-	})
-	watch = openURL(t, urls(1), r3)
+	// then creating the streams fails. The second engine opens the same
+	// stream and creates its own consumer, which a loaded cluster may
+	// not place at once either.
+	open := func(first int) *Engine {
+		var e *Engine
+		until(t, fmt.Sprintf("the cluster to accept R3 streams (engine on node %d)", first), func() bool {
+			var err error
+			e, err = Open(context.Background(), urlOptions(t, urls(first), r3))
+			if err != nil {
+				t.Logf("Open on node %d: %v; retrying", first, err)
+				return false
+			}
+			t.Cleanup(func() { _ = e.Close() })
+			return true
+		})
+		return e
+	}
+	pub, watch := open(0), open(1)
 
 	h := newHarness(t, pub)
 	h.watch(watch, "all", engine.Query{Stream: "mars"})

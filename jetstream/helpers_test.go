@@ -35,15 +35,22 @@ func (w *testLogWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// testLogger logs warnings and errors (everything with JSTEST_LOG=debug)
-// to the test's log.
-func testLogger(t testing.TB) *slog.Logger {
+// newTestLogWriter returns a testLogWriter that stops writing when the
+// test ends.
+func newTestLogWriter(t testing.TB) *testLogWriter {
 	w := &testLogWriter{t: t}
 	t.Cleanup(func() {
 		w.mu.Lock()
 		w.done = true
 		w.mu.Unlock()
 	})
+	return w
+}
+
+// testLogger logs warnings and errors (everything with JSTEST_LOG=debug)
+// to the test's log.
+func testLogger(t testing.TB) *slog.Logger {
+	w := newTestLogWriter(t)
 	level := slog.LevelWarn
 	if os.Getenv("JSTEST_LOG") == "debug" {
 		level = slog.LevelDebug

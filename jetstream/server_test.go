@@ -33,6 +33,17 @@ func freePort(t testing.TB) int {
 // loopback port, storing in dir; mod may adjust its options.
 func runServer(t testing.TB, dir string, port int, mod func(*server.Options)) *server.Server {
 	t.Helper()
+	s, err := tryServer(t, dir, port, mod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// tryServer is runServer returning its failure, for a caller that can
+// try again (on another port).
+func tryServer(t testing.TB, dir string, port int, mod func(*server.Options)) (*server.Server, error) {
+	t.Helper()
 	opts := &server.Options{
 		ServerName: "test-" + strconv.Itoa(port),
 		Host:       "127.0.0.1",
@@ -47,17 +58,22 @@ func runServer(t testing.TB, dir string, port int, mod func(*server.Options)) *s
 	}
 	s, err := server.NewServer(opts)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
+	// Its warnings and errors go to the test's log (the reason it does
+	// not get ready, for one).
+	s.SetLoggerV2(&serverLog{w: newTestLogWriter(t), name: opts.ServerName}, false, false, false)
 	s.Start()
 	if !s.ReadyForConnections(wait) {
-		t.Fatalf("nats-server on port %d not ready", port)
+		s.Shutdown()
+		s.WaitForShutdown()
+		return nil, fmt.Errorf("nats-server %s (port %d) not ready", opts.ServerName, port)
 	}
 	t.Cleanup(func() {
 		s.Shutdown()
 		s.WaitForShutdown()
 	})
-	return s
+	return s, nil
 }
 
 // stopServer shuts an in-process server down and waits for it.
@@ -292,3 +308,21 @@ func openURL(t testing.TB, url string, mod func(*Options)) *Engine {
 	t.Cleanup(func() { _ = e.Close() })
 	return e
 }
+
+// serverLog is a nats-server logger writing its warnings and errors to a
+// test's log; notices, debug and trace lines are dropped.
+type serverLog struct {
+	w    io.Writer
+	name string
+}
+
+func (l *serverLog) line(level, format string, v []any) {
+	fmt.Fprintf(l.w, "nats-server %s: %s: %s\n", l.name, level, fmt.Sprintf(format, v...))
+}
+
+func (l *serverLog) Noticef(string, ...any)         {}
+func (l *serverLog) Debugf(string, ...any)          {}
+func (l *serverLog) Tracef(string, ...any)          {}
+func (l *serverLog) Warnf(format string, v ...any)  { l.line("warning", format, v) }
+func (l *serverLog) Errorf(format string, v ...any) { l.line("error", format, v) }
+func (l *serverLog) Fatalf(format string, v ...any) { l.line("fatal", format, v) }
