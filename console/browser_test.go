@@ -37,6 +37,89 @@ func TestConsoleInChromium(t *testing.T) {
 	t.Run("ResumeAfterMaxDuration", func(t *testing.T) { testResumeAfterMaxDuration(t, tab) })
 	t.Run("ResumeAfterConnectionLoss", func(t *testing.T) { testResumeAfterConnectionLoss(t, tab) })
 	t.Run("PolicyInForce", func(t *testing.T) { testPolicyInForce(t, tab) })
+	t.Run("Options", func(t *testing.T) { testOptions(t, tab) })
+}
+
+// testOptions: the form's DROPPING mode and sample rate reach the
+// session's subscribe, a replay to a date ends at that date, a sample
+// rate of 0 shows nothing, and a replay given both ends is refused by the
+// form. The requests are read as the page sent them.
+func testOptions(t *testing.T, tab *browsertest.Tab) {
+	h := start(t, shipped(t, "in_memory"), "")
+	h.notify(t, mars("od", "enfo", 1)) // mars@1
+	first := h.replay(t, `{"event_type":"mars","identifier":{"class":"od"},"from_id":"1"}`)
+	at, err := time.Parse(time.RFC3339Nano, first[0]["time"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The end date: the second after mars@1's; mars@2 is stored once the
+	// clock has passed it (the form's dates have whole seconds).
+	to := at.Truncate(time.Second).Add(time.Second)
+	for time.Now().Before(to.Add(100 * time.Millisecond)) {
+		time.Sleep(10 * time.Millisecond) // polling the clock
+	}
+	h.notify(t, mars("od", "enfo", 2)) // mars@2
+
+	p := open(t, tab, h.url)
+	eval[bool](p, "record the session's requests", `(() => { window.sentFrames = []; const send = WebSocket.prototype.send;
+	  WebSocket.prototype.send = function (d) { window.sentFrames.push(JSON.parse(d)); return send.call(this, d); }; return true; })()`)
+	p.pick("mars")
+	p.set(`#watch-fields [name="class"]`, "od")
+
+	// A DROPPING watch from sequence 1, sample rate 1: every event.
+	p.set("#from_id", "1")
+	p.set("#mode", "dropping")
+	p.set("#sample_rate", "1")
+	p.startSub("s1", "live")
+	p.waitRows("s1", "mars@2", "mars@1")
+	if got := p.text("#sub-s1 .sub-filter"); got != `{"class":"od"} from 1 DROPPING SAMPLE RATE 1` {
+		t.Errorf("s1 filter %q", got)
+	}
+
+	// A replay from 1 to the date: mars@1 only.
+	p.click(`#watch-form [name=kind][value=replay]`)
+	p.set("#sample_rate", "")
+	p.set("#to_date", to.Local().Format("2006-01-02T15:04:05"))
+	p.startSub("s2", "ended")
+	p.waitRows("s2", "mars@1")
+	toText := to.UTC().Format(time.RFC3339)
+	if got := p.text("#sub-s2 .sub-filter"); got != `{"class":"od"} from 1 to `+toText {
+		t.Errorf("s2 filter %q", got)
+	}
+	p.shot("console-options-1-to-date")
+
+	// A replay with sample rate 0: it ends, and shows nothing.
+	p.set("#to_date", "")
+	p.set("#sample_rate", "0")
+	p.startSub("s3", "ended")
+	if got := p.text("#sub-s3 .sub-note"); got != "replay complete" {
+		t.Errorf("s3 note %q", got)
+	}
+	if got := p.rows("s3"); len(got) != 0 {
+		t.Errorf("s3 rows %q, want none at sample rate 0", got)
+	}
+
+	// Both ends: refused by the form, nothing sent.
+	p.set("#sample_rate", "")
+	p.set("#to_id", "2")
+	p.set("#to_date", to.Local().Format("2006-01-02T15:04:05"))
+	p.click("#watch-form button[type=submit]")
+	p.wait("the form's error", `!document.querySelector("#watch-form .form-error").hidden`)
+	if got := p.text("#watch-form .form-error"); got != "INVALID_INPUT: end: give a sequence or a date, not both" {
+		t.Errorf("both ends: %q", got)
+	}
+
+	sent := eval[[]map[string]any](p, "read the requests sent", `window.sentFrames.filter((f) => f.op === "subscribe" || f.op === "replay").map((f) => { delete f.id; return f; })`)
+	od := map[string]any{"class": "od"}
+	want := []map[string]any{
+		{"op": "subscribe", "name": "s1", "event_type": "mars", "identifier": od, "from_id": "1", "mode": "dropping", "sample_rate": 1.0},
+		{"op": "replay", "name": "s2", "event_type": "mars", "identifier": od, "from_id": "1", "to_date": toText},
+		{"op": "replay", "name": "s3", "event_type": "mars", "identifier": od, "from_id": "1", "sample_rate": 0.0},
+	}
+	if !reflect.DeepEqual(sent, want) {
+		t.Errorf("requests sent:\n%v\nwant:\n%v", sent, want)
+	}
+	p.clean()
 }
 
 // mars is a notify body of the shipped mars event type.

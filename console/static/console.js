@@ -463,7 +463,8 @@
   // ---- subscriptions --------------------------------------------------
 
   // Sub is one subscription and its panel. spec: {kind: "watch"|"replay",
-  // eventType, identifier, where, from: {id}|{date}|null, to: {id}|null}.
+  // eventType, identifier, where, from: {id}|{date}|null, to: {id}|{date}|null,
+  // mode: "blocking"|"dropping" (watch), sampleRate: number|undefined}.
   class Sub {
     constructor(name, spec) {
       this.name = name;
@@ -489,7 +490,12 @@
       const c = this.next;
       if (c && c.id !== undefined) body.from_id = String(c.id);
       else if (c && c.date) body.from_date = c.date;
-      if (s.kind === "replay" && s.to) body.to_id = String(s.to.id);
+      if (s.kind === "replay" && s.to) {
+        if (s.to.id !== undefined) body.to_id = String(s.to.id);
+        else body.to_date = s.to.date;
+      }
+      if (s.kind !== "replay" && s.mode === "dropping") body.mode = "dropping";
+      if (s.sampleRate !== undefined) body.sample_rate = s.sampleRate;
       return body;
     }
 
@@ -639,7 +645,9 @@
       let filter = JSON.stringify(s.identifier);
       if (s.where) filter += " WHERE " + s.where;
       if (s.from) filter += s.from.id !== undefined ? " from " + s.from.id : " from " + s.from.date;
-      if (s.to) filter += " to " + s.to.id;
+      if (s.to) filter += " to " + (s.to.id !== undefined ? s.to.id : s.to.date);
+      if (s.kind !== "replay" && s.mode === "dropping") filter += " DROPPING";
+      if (s.sampleRate !== undefined) filter += " SAMPLE RATE " + s.sampleRate;
       $(".sub-filter", p).textContent = filter;
       $(".pause", p).addEventListener("click", () => this.togglePause());
       $(".clear", p).addEventListener("click", () => {
@@ -821,7 +829,24 @@
         spec.from = { date: d.toISOString().replace(".000Z", "Z") };
       }
       const toID = valueOf("to_id");
-      if (kind === "replay" && toID !== "") spec.to = { id: toID };
+      const toDate = valueOf("to_date");
+      if (kind === "replay") {
+        if (toID !== "" && toDate !== "") throw new FormError("end", "give a sequence or a date, not both");
+        if (toID !== "") spec.to = { id: toID };
+        else if (toDate !== "") {
+          const d = new Date(toDate);
+          if (isNaN(d)) throw new FormError("to date", "not a date: " + toDate);
+          spec.to = { date: d.toISOString().replace(".000Z", "Z") };
+        }
+      }
+      const rate = valueOf("sample_rate");
+      if (rate !== "") {
+        // The server checks the range (0 to 1) and says so.
+        const r = Number(rate);
+        if (!Number.isFinite(r)) throw new FormError("sample rate", "not a number: " + rate);
+        spec.sampleRate = r;
+      }
+      if (kind !== "replay") spec.mode = valueOf("mode");
     } catch (err) {
       showError(box, err);
       return;
