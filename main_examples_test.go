@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"herald/configs"
-	"herald/notification"
 	"herald/server"
 )
 
@@ -45,10 +44,11 @@ func TestShippedConfigsStart(t *testing.T) {
 			if err != nil {
 				t.Fatalf("load: %v", err)
 			}
-			reg, err := notification.NewRegistry(cfg)
+			rt, err := server.NewRuntime(cfg, server.RuntimeOptions{}, nil)
 			if err != nil {
-				t.Fatalf("registry: %v", err)
+				t.Fatalf("runtime: %v", err)
 			}
+			reg := rt.Registry
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			ready := make(chan net.Addr, 1)

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"herald/configs"
-	"herald/notification"
 	"herald/server"
 )
 
@@ -362,13 +361,19 @@ func TestCheckConfigShipped(t *testing.T) {
 			if err != nil {
 				t.Fatalf("load: %v", err)
 			}
-			reg, err := notification.NewRegistry(cfg)
+			rt, err := server.NewRuntime(cfg, server.RuntimeOptions{}, nil)
 			if err != nil {
-				t.Fatalf("registry: %v", err)
+				t.Fatalf("runtime: %v", err)
 			}
+			reg := rt.Registry
 			want := fmt.Sprintf("herald: config %s is valid (fingerprint %s)\n", f, server.Fingerprint(cfg))
 			for _, name := range reg.Names() {
 				want += "event_type " + name + "\n"
+			}
+			if filepath.Base(f) == "typed.yaml" {
+				want += "codec reading_avro AVRO reading\n" +
+					"codec reading_cbor CBOR reading\n" +
+					"codec reading_json JSON reading\n"
 			}
 			if f == codecs {
 				want += "codec notification_cbor CBOR notification\n" +
