@@ -157,8 +157,13 @@ func TestNotifyBatchOutage(t *testing.T) {
 			t.Fatalf("index %d is in no list", i)
 		}
 	}
-	if len(body.Stored) < 1000 || len(body.NotStored) == 0 {
-		t.Fatalf("%d stored, %d not stored: the server did not stop in the middle of the batch", len(body.Stored), len(body.NotStored))
+	// At least 1,000 were in the stream when it stopped; the server may
+	// have stopped before sending some of their acknowledgements, which
+	// makes those unknown, not stored (it answered 889 stored so once
+	// under the race detector).
+	if len(body.Stored) == 0 || len(body.Stored)+len(body.Unknown) < 1000 || len(body.NotStored) == 0 {
+		t.Fatalf("%d stored, %d unknown, %d not stored: the server did not stop in the middle of the batch, after 1,000 were stored",
+			len(body.Stored), len(body.Unknown), len(body.NotStored))
 	}
 
 	ns.Start()
