@@ -34,18 +34,20 @@ func walkPair(t testing.TB, prog, oracle string) (walk, slow *Codec) {
 	return walk, slow
 }
 
-type walkCodecs struct{ one, oneSlow, iter, iterSlow *Codec }
+type walkCodecs [][2]*Codec
 
 func newWalkCodecs(t testing.TB) walkCodecs {
 	var w walkCodecs
-	w.one, w.oneSlow = walkPair(t, ".", "if true then . else . end")
-	w.iter, w.iterSlow = walkPair(t, ".[]", "if true then .[] else empty end")
+	for _, prog := range []string{".", ".[]", ".x[]", ".x.y", `.x."y"[]`} {
+		walk, slow := walkPair(t, prog, "if true then "+prog+" else empty end")
+		w = append(w, [2]*Codec{walk, slow})
+	}
 	return w
 }
 
 func (w walkCodecs) check(t testing.TB, payload []byte) {
 	t.Helper()
-	for _, p := range [][2]*Codec{{w.one, w.oneSlow}, {w.iter, w.iterSlow}} {
+	for _, p := range w {
 		got, want := decodeRows(t, p[0], payload), decodeRows(t, p[1], payload)
 		if got != want {
 			t.Fatalf("payload %q:\nwalked  %s\ngeneral %s", payload, got, want)
@@ -78,6 +80,11 @@ func TestJaqWalkCases(t *testing.T) {
 		`{"u": 1, "f": 1, "s": "x", "w": ` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}`,
 		`{"u": 1.5, "f": 1, "s": "x", "w": ` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}`,
 		strings.Repeat("[", 600) + strings.Repeat("]", 600), `[` + strings.Repeat(`{"x": `, 520) + "1" + strings.Repeat("}", 520) + `]`,
+		`{"x": [` + row + `]}`, `{"x": {"y": ` + row + `}}`, `{"x": {"y": [` + row + `, ` + row + `]}}`, `{"x": null}`, `{}`, `{"x": 1}`,
+		`{"x": {"a": ` + row + `, "b": 1}}`, `{"x": {"y": {"b": ` + row + `, "a": 2}}}`, `{"a": [1, 2}, "x": [` + row + `]}`,
+		`{"x": [{"u": 1.5}], "z": [1, 2}`, `{"x": [{"u": 1.5}], "z": 1}`, `{"z": 1, "x": {"y": [` + row + `, 3]}, "q": {"r": [}`,
+		`{"x": {"y": ` + row + `}, "x": 1}`, `{"\u0078": [` + row + `]}`, `{"x": {"y": null}}`, `{"x": {"y": "s"}}`, `{"x": [` + row + `]} {"x": 2}`,
+		strings.Repeat(`{"x": `, 600) + "1" + strings.Repeat("}", 600),
 	}
 	for _, c := range cases {
 		w.check(t, []byte(c))
@@ -152,6 +159,25 @@ func (g *walkGen) payload() []byte {
 		if i > 0 {
 			g.b.WriteString(g.pick("", " ", "\n"))
 		}
+		// wrapped in the members the paths .x and .x.y name, or not
+		closing := ""
+		for range g.r.IntN(3) {
+			switch g.r.IntN(4) {
+			case 0:
+				g.b.WriteString(`{"x": `)
+			case 1:
+				g.b.WriteString(`{"y": `)
+			case 2:
+				g.b.WriteString(`{"a": 1, "x": `)
+			default:
+				g.b.WriteString(`{"\u0078": `)
+			}
+			if g.r.IntN(3) == 0 {
+				closing = `, "z": [1, {"x": 2}]}` + closing
+			} else {
+				closing = "}" + closing
+			}
+		}
 		switch g.r.IntN(6) {
 		case 0:
 			g.value(0)
@@ -171,6 +197,7 @@ func (g *walkGen) payload() []byte {
 		default:
 			g.object(0, true)
 		}
+		g.b.WriteString(closing)
 	}
 	p := []byte(g.b.String())
 	if g.r.IntN(6) == 0 && len(p) > 0 { // break the syntax somewhere

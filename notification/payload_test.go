@@ -330,11 +330,14 @@ notification_schema:
 }
 
 // TestTypedBusy: busy extension workers are a BusyError (a 503), never a
-// validation error.
+// validation error. The codec runs its program through gojq on the
+// workers (a path such as '.readings[]' on JSON is walked on the caller's
+// goroutine and never waits for them).
 func TestTypedBusy(t *testing.T) {
-	cfg, _ := configs.Parse([]byte(typedYAML("reading_lines")), nil)
+	cfg, _ := configs.Parse([]byte(typedYAML("reading_steps")), nil)
 	pool := newBusyPool()
-	r, err := NewRegistryWith(cfg, RegistryOptions{Codecs: typedCatalog(t, typedDefs), Workers: pool.Pool})
+	defs := typedDefs + "CREATE CODEC reading_steps FROM JSON TO SCHEMA reading WITH JAQ TRANSFORMATIONS ON INGESTION '.readings[] | select(.step >= 0)' ON EMITTING '.';\n"
+	r, err := NewRegistryWith(cfg, RegistryOptions{Codecs: typedCatalog(t, defs), Workers: pool.Pool})
 	if err != nil {
 		t.Fatal(err)
 	}

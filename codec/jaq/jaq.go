@@ -6,8 +6,9 @@
 // one value, written by the format's writer in member order; a batch's
 // members through ON EMITTING BATCH or the format's container). Every run
 // happens on the extension workers, under a deadline, except the decode
-// of a codec that walks JSON straight into rows (ON INGESTION '.' or
-// '.[]', package jsonrows), which runs no program through gojq.
+// of a codec that walks JSON straight into rows (ON INGESTION a path such
+// as '.', '.[]' or '.readings[]', package jsonrows), which runs no
+// program through gojq.
 //
 // It must not parse statements or payload syntax itself: formats come
 // from package native (or protobuf), programs from package jq, the row
@@ -18,6 +19,7 @@ package jaq
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"strconv"
@@ -134,9 +136,11 @@ type Codec struct {
 	target *jview.Target
 	order  keyOrder
 	// walk decodes JSON payloads straight into rows when ON INGESTION is
-	// '.' or '.[]' (iter); nil otherwise.
+	// a path of member names, iterated at its end or not (path); rest[i]
+	// is the program of the path after i names. nil otherwise.
 	walk *jsonrows.Decoder
-	iter bool
+	path jsonrows.Path
+	rest []*jq.Program
 }
 
 // New returns a codec for cfg.
@@ -151,15 +155,56 @@ func New(cfg Config) *Codec {
 	}
 	c.order = keyOrder{o: o, preferred: jview.Preferred(cfg.Schema)}
 	if nf, ok := cfg.Format.(nativeFormat); ok && native.IsJSON(nf.Format) && cfg.Programs[types.Ingestion] != nil {
-		if steps, ok := cfg.Programs[types.Ingestion].Path(); ok && (len(steps) == 0 || len(steps) == 1 && steps[0].Iter) {
-			c.walk, c.iter = jsonrows.New(cfg.Schema), len(steps) == 1
-		}
+		c.walkPath(cfg.Programs[types.Ingestion])
 	}
 	return c
 }
 
+// walkPath sets the codec up to walk JSON when ON INGESTION is a path of
+// member names ending with an iteration or not: the path, and for each
+// level the program of the rest of the path (for values the walk hands
+// back).
+func (c *Codec) walkPath(prog *jq.Program) {
+	steps, ok := prog.Path()
+	if !ok {
+		return
+	}
+	var p jsonrows.Path
+	for i, s := range steps {
+		switch {
+		case s.Iter && i == len(steps)-1:
+			p.Iter = true
+		case s.Iter:
+			return
+		default:
+			p.Keys = append(p.Keys, s.Key)
+		}
+	}
+	rest := []*jq.Program{prog}
+	for level := 1; level <= len(p.Keys); level++ {
+		var parts []string
+		for _, k := range p.Keys[level:] {
+			q, _ := json.Marshal(k)
+			parts = append(parts, ".["+string(q)+"]")
+		}
+		if p.Iter {
+			parts = append(parts, ".[]")
+		}
+		text := "."
+		if len(parts) > 0 {
+			text = strings.Join(parts, " | ")
+		}
+		rp, err := jq.Compile(text)
+		if err != nil || !rp.Fast() {
+			return
+		}
+		rest = append(rest, rp)
+	}
+	c.walk, c.path, c.rest = jsonrows.New(c.cfg.Schema), p, rest
+}
+
 // Walks reports whether the codec decodes JSON payloads straight into
-// rows (ON INGESTION '.' or '.[]' on JAQ-native JSON).
+// rows (ON INGESTION '.', '.[]', '.a.b', '.a.b[]' … on JAQ-native JSON).
 func (c *Codec) Walks() bool { return c.walk != nil }
 
 type keyOrder struct {
@@ -265,10 +310,10 @@ func (r *ingest) decode(payload []byte) error {
 	mark := r.b.Mark()
 	var err error
 	if c.walk != nil {
-		err = c.walk.Decode(payload, r.b, c.iter, r)
+		err = c.walk.Decode(payload, r.b, c.path, r)
 	} else {
 		err = c.cfg.Format.Read(payload, func(v any) error {
-			if err := r.Value(v); err != nil {
+			if err := r.Rest(0, v); err != nil {
 				return err
 			}
 			r.Next()
@@ -288,10 +333,15 @@ func (r *ingest) decode(payload []byte) error {
 	return nil
 }
 
-// Value runs the program on one payload value; every output becomes a row.
-func (r *ingest) Value(v any) error {
+// Rest runs the program on one payload value (level 0), or the rest of a
+// walked path on a value it reached; every output becomes a row.
+func (r *ingest) Rest(level int, v any) error {
+	prog := r.prog
+	if level > 0 {
+		prog = r.c.rest[level]
+	}
 	out := 0
-	err := r.prog.Run(r.ctx, v, func(o any) error {
+	err := prog.Run(r.ctx, v, func(o any) error {
 		if err := r.Output(out); err != nil {
 			return err
 		}

@@ -1,14 +1,16 @@
 // Package jsonrows decodes JAQ-native JSON payloads straight into rows for
 // the ingestion programs that only hand values on: '.' (each payload
-// value is a row) and '.[]' (each element of an array value is a row).
+// value is a row), '.[]' (each element of an array value is a row), and
+// either after member names ('.a.b', '.readings[]').
 // It walks the JSON tokens into the row builder instead of building the
 // generic value, running the program and decoding its output, and gives
 // the same rows and the same errors as that path (native's JSON reader,
 // package jq and jview.Target): a malformed value rejects the payload
 // even after a row of it failed, and of a row's failures the one of the
-// first field in schema order is reported. Values it does not walk (a
-// payload value that is not an object for '.', not an array for '.[]',
-// an element that is not an object) are built and handed to the caller.
+// first field in schema order is reported. Values it does not walk (one
+// that is not an object where the path names a member or ends, not an
+// array where it iterates, an element that is not an object) are built
+// and handed to the caller.
 //
 // It must not run programs or apply value rules of its own: JSON syntax
 // comes from package native, the value rules from package jview.
@@ -32,9 +34,10 @@ import (
 
 // Handler receives what Decode does not decide itself.
 type Handler interface {
-	// Value handles a payload value Decode does not walk: the program
-	// runs on it and its outputs become rows.
-	Value(v any) error
+	// Rest handles a value the walk does not follow, reached after level
+	// member names of the path (0: a payload value): the rest of the
+	// program runs on it and its outputs become rows.
+	Rest(level int, v any) error
 	// Output is called before each output of a walked value (out is its
 	// position among the value's outputs). An error ends the decode, once
 	// the rest of the value is read.
@@ -74,11 +77,17 @@ func New(s *types.Schema) *Decoder {
 	return d
 }
 
-// Decode reads every value of payload. iter is false for '.' (a value is
-// one output) and true for '.[]' (an array value's elements are its
-// outputs). It returns the first malformed value's error (a
-// *values.Error), or the first error a handler returned.
-func (d *Decoder) Decode(payload []byte, b *rows.Builder, iter bool, h Handler) error {
+// Path is the program a walk follows: member names, then an iteration
+// or not ('.', '.[]', '.a.b', '.a.b[]').
+type Path struct {
+	Keys []string
+	Iter bool
+}
+
+// Decode reads every value of payload, following p. It returns the first
+// malformed value's error (a *values.Error), or the first error a handler
+// returned.
+func (d *Decoder) Decode(payload []byte, b *rows.Builder, p Path, h Handler) error {
 	r, _ := d.readers.Get().(*reader)
 	if r == nil {
 		r = &reader{dec: native.NewJSONDecoder(nil)}
@@ -97,83 +106,130 @@ func (d *Decoder) Decode(payload []byte, b *rows.Builder, iter bool, h Handler) 
 				return native.JSONError(err, dec)
 			}
 		}
-		var err error
-		switch k := dec.PeekKind(); {
-		case !iter && k == '{':
-			err = d.one(dec, b, h)
-		case iter && k == '[':
-			err = d.elements(dec, b, h)
-		default:
-			var v any
-			if v, err = native.JSONValue(dec, 0); err == nil {
-				err = h.Value(v)
-			}
-		}
+		pending, err := d.follow(dec, b, p, h, 0)
 		if err != nil {
 			return err
+		}
+		if pending != nil {
+			return pending
 		}
 		h.Next()
 	}
 }
 
-// one walks an object payload value, the one output of '.'.
-func (d *Decoder) one(dec *jsontext.Decoder, b *rows.Builder, h Handler) error {
-	if err := h.Output(0); err != nil {
-		if _, serr := native.JSONValue(dec, 0); serr != nil {
-			return serr
-		}
-		return err
+// follow walks the value next in dec, reached after level keys of p (so
+// at JSON nesting depth level). err is a malformed value; pending is a
+// handler's error, returned once the value has been read whole (a
+// malformed value after it wins, as the general path reads a value whole
+// before running the program on it).
+func (d *Decoder) follow(dec *jsontext.Decoder, b *rows.Builder, p Path, h Handler, level int) (pending, err error) {
+	switch k := dec.PeekKind(); {
+	case level < len(p.Keys) && k == '{':
+		return d.member(dec, b, p, h, level)
+	case level == len(p.Keys) && !p.Iter && k == '{':
+		return d.one(dec, b, h, level)
+	case level == len(p.Keys) && p.Iter && k == '[':
+		return d.elements(dec, b, h, level)
 	}
-	terr, err := d.object(dec, 0, b)
+	v, err := native.JSONValue(dec, level)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if terr != nil {
-		return h.Invalid(0, terr)
-	}
-	return nil
+	return h.Rest(level, v), nil
 }
 
-// elements walks an array payload value, whose elements are the outputs
-// of '.[]'.
-func (d *Decoder) elements(dec *jsontext.Decoder, b *rows.Builder, h Handler) error {
-	if e := native.JSONTooDeep(dec, 0); e != nil {
-		return e
+// member walks an object at path level: the member the path names is
+// followed, the others are read and dropped; an absent one is null.
+func (d *Decoder) member(dec *jsontext.Decoder, b *rows.Builder, p Path, h Handler, level int) (pending, err error) {
+	depth := level
+	if e := native.JSONTooDeep(dec, depth); e != nil {
+		return nil, e
 	}
 	if _, err := dec.ReadToken(); err != nil {
-		return native.JSONError(err, dec)
+		return nil, native.JSONError(err, dec)
 	}
-	var pending error
+	found := false
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil, native.JSONError(err, dec)
+		}
+		if !found && tok.String() == p.Keys[level] {
+			found = true
+			if pending, err = d.follow(dec, b, p, h, level+1); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if _, err := native.JSONValue(dec, depth+1); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, native.JSONError(err, dec)
+	}
+	if !found {
+		pending = h.Rest(level+1, nil)
+	}
+	return pending, nil
+}
+
+// one walks an object at depth, the one output of its value.
+func (d *Decoder) one(dec *jsontext.Decoder, b *rows.Builder, h Handler, depth int) (pending, err error) {
+	if err := h.Output(0); err != nil {
+		if _, serr := native.JSONValue(dec, depth); serr != nil {
+			return nil, serr
+		}
+		return err, nil
+	}
+	terr, err := d.object(dec, depth, b)
+	if err != nil {
+		return nil, err
+	}
+	if terr != nil {
+		return h.Invalid(0, terr), nil
+	}
+	return nil, nil
+}
+
+// elements walks an array at depth, whose elements are the outputs.
+func (d *Decoder) elements(dec *jsontext.Decoder, b *rows.Builder, h Handler, depth int) (pending, err error) {
+	if e := native.JSONTooDeep(dec, depth); e != nil {
+		return nil, e
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, native.JSONError(err, dec)
+	}
 	for out := 0; dec.PeekKind() != ']'; out++ {
 		if pending == nil {
 			pending = h.Output(out)
 		}
 		if pending != nil {
-			if _, err := native.JSONValue(dec, 1); err != nil {
-				return err
+			if _, err := native.JSONValue(dec, depth+1); err != nil {
+				return nil, err
 			}
 			continue
 		}
 		if dec.PeekKind() == '{' {
-			terr, err := d.object(dec, 1, b)
+			terr, err := d.object(dec, depth+1, b)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if terr != nil {
 				pending = h.Invalid(out, terr)
 			}
 			continue
 		}
-		v, err := native.JSONValue(dec, 1)
+		v, err := native.JSONValue(dec, depth+1)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		pending = h.Row(out, v)
 	}
 	if _, err := dec.ReadToken(); err != nil {
-		return native.JSONError(err, dec)
+		return nil, native.JSONError(err, dec)
 	}
-	return pending
+	return pending, nil
 }
 
 // fieldSet records which fields an object held.
