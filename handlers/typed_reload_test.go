@@ -89,7 +89,8 @@ func subEnds(t *testing.T, c *wsClient, want ...string) (ends map[string]string,
 // 409 naming the event type, the codec and the reason, nothing applied,
 // and on SIGHUP too; forced, it applies, ends every stream of the event
 // type, and the old records that the new schema cannot read are
-// delivered with a null payload and the reason.
+// delivered with a null payload and the reason, and WHERE reads their
+// field as NULL. Removing the payload codec is breaking too.
 func TestTypedEvolutionOnReload(t *testing.T) {
 	dir := t.TempDir()
 	defs := filepath.Join(dir, "defs.nspl")
@@ -278,5 +279,26 @@ func TestTypedEvolutionOnReload(t *testing.T) {
 		if strings.Join(ids, " ") != want {
 			t.Fatalf("replay where %s after the forced change: %v, want %s", where, ids, want)
 		}
+	}
+
+	// Removing the payload codec breaks every stored typed record: refused,
+	// then forced.
+	opaque := strings.Replace(cfg, "    payload: {codec: reading_json}\n", "", 1)
+	removed := "the payload codec is removed: the records stored typed under codec 'reading_json' could no longer be shown (their payload would read as null)"
+	r = s.reload(t, opaque)
+	if r.Status != http.StatusConflict || jsonString(r.Body["refused"]) != `["notification_schema.r.payload (codec reading_json): `+removed+`"]` ||
+		r.Body["message"] != `the payload schema of event type 'r' (codec 'reading_json', fingerprint `+fp3+`) changes incompatibly: records stored under the current schema could not be read under the new one: `+removed+
+			`; nothing was applied (a forced reload applies it: POST /api/v1/admin/reload?force=true; the records that cannot be read are then delivered with a null payload and the reason in heraldpayloaderror)` ||
+		fingerprint() != fp3 {
+		t.Fatalf("removing the codec: %d %s", r.Status, r.Raw)
+	}
+	r = s.do(t, http.MethodPost, "/api/v1/admin/reload", `{"force":true}`)
+	if r.Status != http.StatusOK || jsonString(r.Body["payload_schemas"]) != `[{"breaks":["`+removed+`"],"codec":"","compatible":false,"event_type":"r","fingerprint":"","forced":true,"previous_codec":"reading_json","previous_fingerprint":"`+fp3+`"}]` ||
+		jsonString(r.Body["changed"]) != `["r"]` {
+		t.Fatalf("removing the codec by force: %d %s", r.Status, r.Raw)
+	}
+	evs := s.replayAll(t, "r", "")
+	if len(evs) != 4 || payloadText(t, evs[3].Raw) != "null" || evs[3].Data["heraldpayloaderror"] != "the record holds a typed payload, but event type 'r' has no payload codec now" {
+		t.Fatalf("replay after removing the codec: %d %v", len(evs), evs)
 	}
 }
