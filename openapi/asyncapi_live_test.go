@@ -292,7 +292,7 @@ var defaultLimits = map[string]any{
 func TestSessionFramesMatchAsyncAPI(t *testing.T) {
 	// The welcome of a configuration without a session block lists the
 	// defaults.
-	d := dialAsync(t, startLive(t, weatherConfig, nil).ts.URL, nil)
+	d := dialAsync(t, startLive(t, exampleConfig, nil).ts.URL, nil)
 	if f := d.next(); f.msg != "welcome" || !reflect.DeepEqual(f.m["limits"], defaultLimits) {
 		t.Errorf("welcome with the default limits: %v", f.m)
 	}

@@ -36,28 +36,39 @@ import (
 	"herald/server"
 )
 
-// weatherConfig is the configuration the document's examples are written
-// for: the weather_alert event type of GET /api/v1/schema/{event_type}'s
-// example, in memory. Line numbers matter: the CONFIG_INVALID example
-// names line 15 (the first line after this text).
-const weatherConfig = `
-application: {host: 127.0.0.1, port: 8000, base_url: "http://localhost"}
-notification_backend:
-  kind: in_memory
-  in_memory: {max_history_per_topic: 100, max_topics: 1000}
+// exampleConfig is the configuration the document's examples are
+// checked on where the shipped configs/config.yaml cannot serve (reloads
+// of a file the test rewrites, a backend the test replaces, the in-memory
+// kind whose change is refused): its mars event type is the shipped one
+// (TestExampleConfigIsTheShippedOne), in memory. Line numbers matter: the
+// CONFIG_INVALID example names line 16 (the first line after this text).
+const exampleConfig = `
+application: {host: 127.0.0.1, port: 8000, base_url: "http://localhost:8000"}
+notification_backend: {kind: in_memory, in_memory: {max_history_per_topic: 100, max_topics: 1000}}
 notification_schema:
-  weather_alert:
+  mars:
     payload: {required: false}
-    topic: {base: alert, key_order: [region, severity_level, date, issued_by]}
+    topic: {base: mars, key_order: [class, expver, domain, date, time, stream, step]}
     identifier:
-      region: {type: EnumHandler, required: true, values: [europe, asia, africa, americas, oceania], description: Geographic region.}
-      severity_level: {type: IntHandler, required: true, range: [1, 5], description: Alert severity (1 to 5).}
-      date: {type: DateHandler, required: true, canonical_format: "%Y%m%d", description: Alert date.}
-      issued_by: {type: StringHandler, required: false, max_length: 64, description: Issuing authority identifier.}
+      class: {type: EnumHandler, values: [od, rd, ea, ei, mc], required: true, description: "MARS class, e.g. od for operational data."}
+      expver: {type: ExpverHandler, default: "0001", required: false, description: "Experiment version; numbers are zero-padded to four digits."}
+      domain: {type: EnumHandler, values: [g, m], required: false, description: "g for global, m for Mediterranean."}
+      date: {type: DateHandler, canonical_format: "%Y%m%d", required: false, description: Base date of the forecast.}
+      time: {type: TimeHandler, required: false, description: "Base time of the forecast (00, 06, 12 or 18 UTC)."}
+      stream: {type: StringHandler, max_length: 8, required: false, description: "MARS stream, e.g. oper or enfo."}
+      step: {type: IntHandler, range: [0, 360], required: false, description: Forecast step in hours.}
 `
 
-// floodArea adds a second event type to weatherConfig.
-const floodArea = "  flood_area:\n    identifier:\n      date: {type: DateHandler, required: true}\n"
+// alertType adds the shipped alert event type to exampleConfig.
+const alertType = `  alert:
+    payload: {required: true}
+    topic: {base: alert, key_order: [region, severity, date]}
+    identifier:
+      region: {type: EnumHandler, values: [europe, africa, asia, americas, oceania], required: true, description: Region the alert is issued for.}
+      severity: {type: IntHandler, range: [1, 5], required: false, description: 1 (minor) to 5 (extreme).}
+      date: {type: DateHandler, canonical_format: "%Y-%m-%d", required: false}
+      polygon: {type: PolygonHandler, required: false, description: "Affected area as [[lat, lon], ...], first point repeated last."}
+`
 
 // live is herald serving a configuration file.
 type live struct {
@@ -209,7 +220,7 @@ func TestRouteErrorsMatchDocument(t *testing.T) {
 	}
 	sameAsExample(t, send(t, ts.URL, "GET", "/api/v1/nope", nil, nil), "GET", "/api/v1/nope", "not_found", nil)
 
-	concrete := strings.NewReplacer("{event_type}", "weather_alert", "{notification_id}", "weather_alert@42")
+	concrete := strings.NewReplacer("{event_type}", "alert", "{notification_id}", "alert@42")
 	for _, key := range openapi.RouteKeys() {
 		served, docPath, _ := strings.Cut(key, " ")
 		for _, m := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "TRACE"} {
@@ -317,7 +328,7 @@ func (failingReloader) Reload(context.Context, handlers.ReloadOptions) (*handler
 // file and with a failing backend, and checks every answer and example.
 func TestReloadAnswersMatchDocument(t *testing.T) {
 	const path = "/api/v1/admin/reload"
-	l := startLive(t, weatherConfig, nil)
+	l := startLive(t, exampleConfig, nil)
 	reload := func(yaml string, header map[string]string, query, body string) reply {
 		t.Helper()
 		if yaml != "" {
@@ -335,10 +346,10 @@ func TestReloadAnswersMatchDocument(t *testing.T) {
 		}
 	}
 
-	r := reload(weatherConfig, nil, "", "")
+	r := reload(exampleConfig, nil, "", "")
 	conform(t, r, "POST", path, 200)
 	sameAsExample(t, r, "POST", path, "unchanged", noFingerprints(r))
-	r = reload(weatherConfig+floodArea, nil, "", `{"force": false}`)
+	r = reload(exampleConfig+alertType, nil, "", `{"force": false}`)
 	conform(t, r, "POST", path, 200)
 	sameAsExample(t, r, "POST", path, "added", noFingerprints(r))
 	for _, c := range []struct{ query, body string }{{"?force=true", ""}, {"?force=0", `{"force":null}`}, {"", `{"force":true}`}, {"", "  \n"}} {
@@ -346,12 +357,12 @@ func TestReloadAnswersMatchDocument(t *testing.T) {
 		conform(t, r, "POST", path, 200)
 	}
 
-	r = reload(weatherConfig+"  broken:\n    identifier:\n      x: {type: NopeHandler}\n", nil, "", "")
+	r = reload(exampleConfig+"  broken:\n    identifier:\n      x: {type: NopeHandler}\n", nil, "", "")
 	conform(t, r, "POST", path, 400)
 	sameAsExample(t, r, "POST", path, "config_invalid", func(ex map[string]any) {
 		ex["message"] = strings.ReplaceAll(ex["message"].(string), "/etc/herald/config.yaml", l.path)
 	})
-	refused := strings.Replace(strings.Replace(weatherConfig, "port: 8000", "port: 8001", 1), "kind: in_memory", "kind: jetstream", 1)
+	refused := strings.Replace(strings.Replace(exampleConfig, "port: 8000", "port: 8001", 1), "kind: in_memory", "kind: jetstream", 1)
 	r = reload(refused, nil, "", "")
 	conform(t, r, "POST", path, 409)
 	sameAsExample(t, r, "POST", path, "refused", nil)
@@ -359,7 +370,7 @@ func TestReloadAnswersMatchDocument(t *testing.T) {
 	// A payload schema change: compatible, breaking (refused), forced.
 	typedReloads(t)
 
-	r = reload(weatherConfig, nil, "", `{"force":1}`)
+	r = reload(exampleConfig, nil, "", `{"force":1}`)
 	conform(t, r, "POST", path, 400)
 	sameAsExample(t, r, "POST", path, "bad_body", nil)
 	for _, body := range []string{`{"forse":true}`, `[]`, `{"force":true,"force":false}`, `nope`} {
@@ -460,38 +471,38 @@ func (s *stream) finish(t *testing.T, path string) []map[string]any {
 // streams with schema_changed (and resume_from_id) or schema_removed as
 // documented.
 func TestStreamAnswersMatchDocument(t *testing.T) {
-	l := startLive(t, weatherConfig+floodArea, nil)
-	ident := `"identifier":{"region":"europe","severity_level":{"gte":1},"date":"20250706"}`
-	req := func(extra string) []byte { return []byte(`{"event_type":"weather_alert",` + ident + extra + `}`) }
+	l := startLive(t, exampleConfig+alertType, nil)
+	ident := `"identifier":{"region":"europe","severity":{"gte":1},"date":"2025-07-06"}`
+	req := func(extra string) []byte { return []byte(`{"event_type":"alert",` + ident + extra + `}`) }
 	cases := []struct {
 		path, example string
 		body          []byte
 		edit          func(map[string]any)
 	}{
-		{"/api/v1/watch", "where_syntax", req(`,"where":"severity_level >= 3 AND"`), nil},
-		{"/api/v1/replay", "where_syntax", req(`,"from_id":"0","where":"severity_level >= 3 AND"`), nil},
-		{"/api/v1/watch", "where_unknown_field", req(`,"where":"severty_level >= 3"`), nil},
-		{"/api/v1/replay", "where_unknown_field", req(`,"from_id":"0","where":"severty_level >= 3"`), nil},
+		{"/api/v1/watch", "where_syntax", req(`,"where":"severity >= 3 AND"`), nil},
+		{"/api/v1/replay", "where_syntax", req(`,"from_id":"0","where":"severity >= 3 AND"`), nil},
+		{"/api/v1/watch", "where_unknown_field", req(`,"where":"severty >= 3"`), nil},
+		{"/api/v1/replay", "where_unknown_field", req(`,"from_id":"0","where":"severty >= 3"`), nil},
 		{"/api/v1/watch", "where_value", req(`,"where":"region = 'mars'"`), nil},
 		{"/api/v1/replay", "where_value", req(`,"from_id":"0","where":"region = 'mars'"`), nil},
 		{"/api/v1/watch", "from_id_whitespace", req(`,"from_id":" 5"`), nil},
 		{"/api/v1/replay", "from_id_whitespace", req(`,"from_id":" 5"`), nil},
-		{"/api/v1/watch", "from_id_event_id", req(`,"from_id":"weather_alert@41"`), nil},
-		{"/api/v1/replay", "from_id_event_id", req(`,"from_id":"weather_alert@41"`), nil},
+		{"/api/v1/watch", "from_id_event_id", req(`,"from_id":"alert@41"`), nil},
+		{"/api/v1/replay", "from_id_event_id", req(`,"from_id":"alert@41"`), nil},
 		{"/api/v1/replay", "to_id_before", req(`,"from_id":"42","to_id":"7"`), nil},
 		{"/api/v1/watch", "end_cursor", req(`,"to_id":"7"`), nil},
 		{"/api/v1/watch", "both_cursors", req(`,"from_id":"1","from_date":"1751760000"`), nil},
 		{"/api/v1/replay", "no_cursor", req(``), nil},
-		{"/api/v1/watch", "unknown_field", []byte(`{"event_type":"weather_alert","identifier":{},"foo":1}`), nil},
-		{"/api/v1/replay", "unknown_field", []byte(`{"event_type":"weather_alert","identifier":{},"foo":1}`), nil},
-		{"/api/v1/notification", "unknown_field", []byte(`{"event_type":"weather_alert","identifier":{},"foo":1}`), nil},
+		{"/api/v1/watch", "unknown_field", []byte(`{"event_type":"alert","identifier":{},"foo":1}`), nil},
+		{"/api/v1/replay", "unknown_field", []byte(`{"event_type":"alert","identifier":{},"foo":1}`), nil},
+		{"/api/v1/notification", "unknown_field", []byte(`{"event_type":"alert","identifier":{},"foo":1}`), nil},
 		{"/api/v1/watch", "invalid_json", nil, nil},
-		{"/api/v1/watch", "invalid_request_shape", []byte(`{"event_type":"weather_alert"}`), nil},
-		{"/api/v1/notification", "invalid_value", []byte(`{"event_type":"weather_alert","identifier":{"region":"europe","severity_level":7,"date":"20250706","issued_by":"x"}}`), nil},
-		{"/api/v1/notification", "point", []byte(`{"event_type":"weather_alert","identifier":{"region":"europe","severity_level":3,"date":"20250706","issued_by":"x","point":"1,2"}}`), nil},
-		{"/api/v1/watch", "unknown_event_type", []byte(`{"event_type":"wether_alert","identifier":{}}`), func(ex map[string]any) {
-			ex["configured_event_types"] = []any{"flood_area", "weather_alert"}
-		}},
+		{"/api/v1/watch", "invalid_request_shape", []byte(`{"event_type":"alert"}`), nil},
+		{"/api/v1/notification", "invalid_value", []byte(`{"event_type":"alert","identifier":{"region":"europe","severity":7,"date":"2025-07-06"},"payload":{}}`), nil},
+		{"/api/v1/notification", "point", []byte(`{"event_type":"alert","identifier":{"region":"europe","severity":3,"date":"2025-07-06","point":"1,2"},"payload":{}}`), nil},
+		{"/api/v1/watch", "unknown_event_type", []byte(`{"event_type":"wether_alert","identifier":{}}`), nil},
+		{"/api/v1/replay", "unknown_event_type", []byte(`{"event_type":"wether_alert","identifier":{},"from_id":"0"}`), nil},
+		{"/api/v1/notification", "unknown_event_type", []byte(`{"event_type":"wether_alert","identifier":{}}`), nil},
 	}
 	for _, c := range cases {
 		r := send(t, l.ts.URL, "POST", c.path, nil, c.body)
@@ -499,7 +510,7 @@ func TestStreamAnswersMatchDocument(t *testing.T) {
 		sameAsExample(t, r, "POST", c.path, c.example, c.edit)
 	}
 	// where is unknown on notify.
-	r := send(t, l.ts.URL, "POST", "/api/v1/notification", nil, req(`,"where":"severity_level > 1"`))
+	r := send(t, l.ts.URL, "POST", "/api/v1/notification", nil, req(`,"where":"severity > 1"`))
 	conform(t, r, "POST", "/api/v1/notification", 400)
 	if !bytes.Contains(r.body, []byte(`"code":"UNKNOWN_FIELD"`)) {
 		t.Errorf("where on notify: %s", r.body)
@@ -507,12 +518,12 @@ func TestStreamAnswersMatchDocument(t *testing.T) {
 
 	// The replay example with where selects what its predicate says.
 	for i, n := range []string{
-		`"severity_level":1,"issued_by":"forecast"`, // excluded: BETWEEN 1 AND 2
-		`"severity_level":3,"issued_by":"forecast"`, // selected
-		`"severity_level":4,"issued_by":"jma"`,      // excluded: issued_by is jma
-		`"severity_level":5,"issued_by":"nowcast"`,  // selected
+		`"step":6,"stream":"oper"`,  // excluded: BETWEEN 0 AND 6
+		`"step":12,"stream":"oper"`, // selected
+		`"step":12,"stream":"enfo"`, // excluded: the stream is enfo
+		`"step":24,"stream":"oper"`, // selected
 	} {
-		body := `{"event_type":"weather_alert","identifier":{"region":"europe","date":"20250706",` + n + `}}`
+		body := `{"event_type":"mars","identifier":{"class":"od","expver":"1","domain":"g","date":"20250706","time":"12",` + n + `}}`
 		if r := send(t, l.ts.URL, "POST", "/api/v1/notification", nil, []byte(body)); r.status != 200 {
 			t.Fatalf("notify %d: %d %s", i, r.status, r.body)
 		}
@@ -528,43 +539,43 @@ func TestStreamAnswersMatchDocument(t *testing.T) {
 			ids = append(ids, ev["data"].(map[string]any)["id"])
 		}
 	}
-	if fmt.Sprint(ids) != "[weather_alert@2 weather_alert@4]" {
-		t.Errorf("replay with where delivered %v, want weather_alert@2 and @4", ids)
+	if fmt.Sprint(ids) != "[mars@2 mars@4]" {
+		t.Errorf("replay with where delivered %v, want mars@2 and @4", ids)
 	}
 
 	// The watch example with where: a live stream that delivers only
-	// what the predicate selects; a reload that changes weather_alert ends
-	// it with schema_changed and a resume id, one that removes flood_area
-	// ends a watch of it with schema_removed.
+	// what the predicate selects; a reload that changes mars ends it with
+	// schema_changed and a resume id, one that removes alert ends a watch
+	// of it with schema_removed.
 	ex = openapi.DocRequestExample("POST", "/api/v1/watch", "where")
 	if ex == nil {
 		t.Fatal("no watch request example \"where\"")
 	}
-	weather := openStream(t, l.ts.URL, "/api/v1/watch", mustJSON(ex))
-	if _, data := weather.next(t); data["type"] != "connection_established" {
+	forecast := openStream(t, l.ts.URL, "/api/v1/watch", mustJSON(ex))
+	if _, data := forecast.next(t); data["type"] != "connection_established" {
 		t.Fatalf("watch opened with %v", data)
 	}
-	flood := openStream(t, l.ts.URL, "/api/v1/watch", []byte(`{"event_type":"flood_area","identifier":{"date":"20250706"}}`))
-	if _, data := flood.next(t); data["type"] != "connection_established" {
-		t.Fatalf("flood watch opened with %v", data)
+	alerts := openStream(t, l.ts.URL, "/api/v1/watch", []byte(`{"event_type":"alert","identifier":{"region":"europe"}}`))
+	if _, data := alerts.next(t); data["type"] != "connection_established" {
+		t.Fatalf("alert watch opened with %v", data)
 	}
-	for _, n := range []string{`"severity_level":2,"issued_by":"forecast"`, `"severity_level":3,"issued_by":"nowcast"`} {
-		body := `{"event_type":"weather_alert","identifier":{"region":"europe","date":"20250706",` + n + `}}`
+	for _, n := range []string{`"step":6,"stream":"oper"`, `"step":12,"stream":"enfo"`} {
+		body := `{"event_type":"mars","identifier":{"class":"od","expver":"1","domain":"g","date":"20250706","time":"12",` + n + `}}`
 		if r := send(t, l.ts.URL, "POST", "/api/v1/notification", nil, []byte(body)); r.status != 200 {
 			t.Fatalf("notify: %d %s", r.status, r.body)
 		}
 	}
 	for {
-		name, data := weather.next(t)
+		name, data := forecast.next(t)
 		if name == "heartbeat" {
 			continue
 		}
-		if data["id"] != "weather_alert@6" {
-			t.Fatalf("the watch delivered %s %v, want weather_alert@6 (weather_alert@5 is not selected)", name, data)
+		if data["id"] != "mars@6" {
+			t.Fatalf("the watch delivered %s %v, want mars@6 (mars@5 is not selected)", name, data)
 		}
 		break
 	}
-	changed := strings.Replace(weatherConfig, "max_length: 64", "max_length: 32", 1)
+	changed := strings.Replace(exampleConfig, "max_length: 8", "max_length: 16", 1)
 	if err := os.WriteFile(l.path, []byte(changed), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -572,7 +583,7 @@ func TestStreamAnswersMatchDocument(t *testing.T) {
 	conform(t, r, "POST", "/api/v1/admin/reload", 200)
 	var rep map[string]any
 	_ = json.Unmarshal(r.body, &rep)
-	if fmt.Sprint(rep["changed"], rep["removed"], rep["streams_ended"]) != "[weather_alert] [flood_area] 2" {
+	if fmt.Sprint(rep["changed"], rep["removed"], rep["streams_ended"]) != "[mars] [alert] 2" {
 		t.Errorf("reload report %s", r.body)
 	}
 	last := func(events []map[string]any) map[string]any {
@@ -581,10 +592,10 @@ func TestStreamAnswersMatchDocument(t *testing.T) {
 		}
 		return events[len(events)-1]["data"].(map[string]any)
 	}
-	if c := last(weather.finish(t, "/api/v1/watch")); c["reason"] != "schema_changed" || c["resume_from_id"] != "7" {
+	if c := last(forecast.finish(t, "/api/v1/watch")); c["reason"] != "schema_changed" || c["resume_from_id"] != "7" {
 		t.Errorf("the changed event type's watch ended with %v, want schema_changed resuming from 7", c)
 	}
-	if c := last(flood.finish(t, "/api/v1/watch")); c["reason"] != "schema_removed" || c["resume_from_id"] != nil {
+	if c := last(alerts.finish(t, "/api/v1/watch")); c["reason"] != "schema_removed" || c["resume_from_id"] != nil {
 		t.Errorf("the removed event type's watch ended with %v, want schema_removed without a resume id", c)
 	}
 }
@@ -610,13 +621,13 @@ func TestAdminAnswersMatchDocument(t *testing.T) {
 		wipeA = "/api/v1/admin/wipe/all"
 	)
 	eng := &adminEngine{Engine: engine.NewMemory(engine.MemoryOptions{MaxHistoryPerTopic: 10, MaxTopics: 10})}
-	l := startLive(t, weatherConfig, eng)
+	l := startLive(t, exampleConfig+alertType, eng)
 	call := func(method, path, body string) reply {
 		return send(t, l.ts.URL, method, path, nil, []byte(body))
 	}
 	for _, c := range []struct {
 		id, example string
-	}{{"weather_alert", "bad_id"}, {"weather_alert@0", "zero"}, {"a.b@1", "bad_name"}} {
+	}{{"alert", "bad_id"}, {"alert@0", "zero"}, {"a.b@1", "bad_name"}} {
 		r := call("DELETE", "/api/v1/admin/notification/"+c.id, "")
 		conform(t, r, "DELETE", del, 400)
 		sameAsExample(t, r, "DELETE", del, c.example, nil)
@@ -640,7 +651,7 @@ func TestAdminAnswersMatchDocument(t *testing.T) {
 		for _, op := range []struct {
 			method, path, docPath, body, example string
 		}{
-			{"DELETE", "/api/v1/admin/notification/weather_alert@42", del, "", c.del},
+			{"DELETE", "/api/v1/admin/notification/alert@42", del, "", c.del},
 			{"DELETE", wipe, wipe, `{"stream_name":"ALERT"}`, c.wipe},
 			{"DELETE", wipeA, wipeA, "", c.wipeA},
 		} {
@@ -651,7 +662,7 @@ func TestAdminAnswersMatchDocument(t *testing.T) {
 			conform(t, r, op.method, op.docPath, c.status)
 			edit := func(ex map[string]any) {
 				if op.docPath == del {
-					ex["notification_id"] = "weather_alert@42"
+					ex["notification_id"] = "alert@42"
 				}
 			}
 			if c.status == 404 && op.docPath == wipe {
@@ -830,9 +841,9 @@ func (e *failingStore) History(context.Context, engine.Query, engine.Range) (eng
 // document's examples, and no backend text in the answer.
 func TestBackendFailuresMatchDocument(t *testing.T) {
 	eng := &failingStore{Engine: engine.NewMemory(engine.MemoryOptions{MaxHistoryPerTopic: 10, MaxTopics: 10})}
-	l := startLive(t, weatherConfig, eng)
-	notify := []byte(`{"event_type":"weather_alert","identifier":{"region":"europe","severity_level":3,"date":"20250706","issued_by":"x"}}`)
-	watch := []byte(`{"event_type":"weather_alert","identifier":{"region":"europe","severity_level":{"gte":3},"date":"20250706"},"from_id":"1"}`)
+	l := startLive(t, exampleConfig+alertType, eng)
+	notify := []byte(`{"event_type":"alert","identifier":{"region":"europe","severity":3,"date":"2025-07-06","polygon":[[52.5,13.4],[52.6,13.5],[52.5,13.6],[52.5,13.4]]},"payload":{}}`)
+	watch := []byte(`{"event_type":"alert","identifier":{"region":"europe","severity":{"gte":3},"date":"2025-07-06"},"from_id":"1"}`)
 	for _, c := range []struct {
 		err     error
 		status  int

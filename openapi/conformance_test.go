@@ -99,7 +99,7 @@ var (
 	// come before the upgrade.
 	sessionRoute = target{"GET", "/api/v1/session", "/api/v1/session"}
 	adminRoutes  = []target{
-		{"DELETE", "/api/v1/admin/notification/weather_alert@42", "/api/v1/admin/notification/{notification_id}"},
+		{"DELETE", "/api/v1/admin/notification/alert@42", "/api/v1/admin/notification/{notification_id}"},
 		{"DELETE", "/api/v1/admin/wipe/stream", "/api/v1/admin/wipe/stream"},
 		{"DELETE", "/api/v1/admin/wipe/all", "/api/v1/admin/wipe/all"},
 		{"POST", "/api/v1/admin/reload", "/api/v1/admin/reload"},
