@@ -21,48 +21,14 @@ import (
 	"herald/server"
 )
 
-// exampleTypes are the event types the OpenAPI document's examples use
-// that the default config may lack (the weather_alert and flood_area of
-// openapi's conformance tests), added to it so that every prefilled
-// example is accepted whichever of them it names.
-const exampleTypes = `
-application: {host: 127.0.0.1, port: 0}
-notification_backend: {kind: jetstream}
-notification_schema:
-  weather_alert:
-    payload: {required: false}
-    topic: {base: weather, key_order: [region, severity_level, date, issued_by]}
-    identifier:
-      region: {type: EnumHandler, required: true, values: [europe, asia, africa, americas, oceania]}
-      severity_level: {type: IntHandler, required: true, range: [1, 5]}
-      date: {type: DateHandler, required: true, canonical_format: "%Y%m%d"}
-      issued_by: {type: StringHandler, required: false, max_length: 64}
-  flood_area:
-    identifier:
-      date: {type: DateHandler, required: true}
-      polygon: {type: PolygonHandler, required: false}
-`
-
 // startHerald runs herald on a loopback port with the shipped default
-// config (its embedded JetStream storing under a temporary directory)
-// plus exampleTypes.
+// config (its embedded JetStream storing under a temporary directory),
+// whose event types every example of the document uses.
 func startHerald(t *testing.T) (*server.Server, string) {
 	t.Helper()
 	cfg, err := configs.Load("../../configs/config.yaml", []string{
 		"HERALD_NOTIFICATION_BACKEND__JETSTREAM__DATA_DIR=" + t.TempDir(), "HERALD_APPLICATION__PORT=0"})
 	if err != nil {
-		t.Fatal(err)
-	}
-	extra, err := configs.Parse([]byte(exampleTypes), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range extra.NotificationSchema {
-		if !slicesContainsName(cfg.NotificationSchema, s.Name) {
-			cfg.NotificationSchema = append(cfg.NotificationSchema, s)
-		}
-	}
-	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	srv, err := server.New(context.Background(), cfg, server.Options{Version: "browser-test"})
@@ -77,15 +43,6 @@ func startHerald(t *testing.T) (*server.Server, string) {
 		ts.Close()
 	})
 	return srv, ts.URL
-}
-
-func slicesContainsName(ss []*configs.Schema, name string) bool {
-	for _, s := range ss {
-		if s.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 // tried is what a "try it" form showed.
