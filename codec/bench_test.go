@@ -4,6 +4,7 @@ import (
 	stdjson "encoding/json"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -315,6 +316,55 @@ func BenchmarkB6JSONEncode(b *testing.B) {
 			report(b, bc.rows)
 		})
 	}
+}
+
+// BenchmarkB6JSONEncodeAlternated: herald's encode and encoding/json of
+// the maps alternated per iteration, so both sides run under the same load
+// (on a shared machine the sequential sub-benchmarks above see different
+// loads); it reports each side's median time per batch and the ratio of
+// the medians (json/herald: how many times faster herald is).
+//
+//	go test ./codec -run '^$' -bench 'B6JSONEncodeAlternated' -benchtime 40x -count 3
+func BenchmarkB6JSONEncodeAlternated(b *testing.B) {
+	for _, bc := range benchCases(b) {
+		maps := make([]map[string]any, bc.rows)
+		for i := range maps {
+			if err := stdjson.Unmarshal(bc.json[i], &maps[i]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run(bc.name, func(b *testing.B) {
+			var buf []byte
+			var herald, std []time.Duration
+			for range b.N {
+				t0 := time.Now()
+				buf = buf[:0]
+				for i := range bc.rows {
+					var err error
+					if buf, err = bc.jsonC.Encoder.AppendRow(buf, bc.batch, i); err != nil {
+						b.Fatal(err)
+					}
+				}
+				t1 := time.Now()
+				for i := range maps {
+					if _, err := stdjson.Marshal(maps[i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				herald, std = append(herald, t1.Sub(t0)), append(std, time.Since(t1))
+			}
+			h, s := medianDuration(herald), medianDuration(std)
+			b.ReportMetric(float64(h.Nanoseconds()), "herald-ns/batch")
+			b.ReportMetric(float64(s.Nanoseconds()), "encoding_json-ns/batch")
+			b.ReportMetric(float64(s)/float64(h), "ratio")
+		})
+	}
+}
+
+func medianDuration(ds []time.Duration) time.Duration {
+	ds = slices.Clone(ds)
+	slices.Sort(ds)
+	return ds[len(ds)/2]
 }
 
 func BenchmarkB6CBORDecode(b *testing.B) {

@@ -85,6 +85,19 @@ func ParseFloat(b []byte, bits int) float64 {
 // shortest text that reads back to the same bits at the given width, plain
 // between 1e-6 and 1e21, exponent form (e+NN, e-N) otherwise.
 func AppendFloat(dst []byte, f float64, bits int) []byte {
+	if bits == 32 {
+		if out, ok := appendShort32(dst, float32(f)); ok {
+			return out
+		}
+	} else if a := math.Abs(f); a < 1<<53 && a == math.Trunc(a) && a != 0 {
+		// An integral F64 below 2^53: its digits are the shortest text.
+		return strconv.AppendInt(dst, int64(f), 10)
+	}
+	return appendFloatStrconv(dst, f, bits)
+}
+
+// appendFloatStrconv is AppendFloat through strconv, for every float.
+func appendFloatStrconv(dst []byte, f float64, bits int) []byte {
 	abs := math.Abs(f)
 	format := byte('f')
 	if abs != 0 {

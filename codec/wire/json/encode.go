@@ -147,6 +147,15 @@ func (e *Encoder) float(dst []byte, f float64, bits int) []byte {
 	return values.AppendFloat(dst, f, bits)
 }
 
+// float32 appends an F32 value: finite ones through the shortest F32
+// path without a detour through float64.
+func (e *Encoder) float32(dst []byte, f float32) []byte {
+	if math.Float32bits(f)&0x7f800000 == 0x7f800000 {
+		return e.float(dst, float64(f), 32)
+	}
+	return values.AppendFloat32(dst, f)
+}
+
 // value appends element i of arr, of internal type t.
 func (e *Encoder) value(dst []byte, arr arrow.Array, i int, t types.Type, path string) ([]byte, error) {
 	switch a := arr.(type) {
@@ -167,7 +176,7 @@ func (e *Encoder) value(dst []byte, arr arrow.Array, i int, t types.Type, path s
 	case *array.Int64:
 		return strconv.AppendInt(dst, a.Value(i), 10), nil
 	case *array.Float32:
-		return e.float(dst, float64(a.Value(i)), 32), nil
+		return e.float32(dst, a.Value(i)), nil
 	case *array.Float64:
 		return e.float(dst, a.Value(i), 64), nil
 	case *array.Boolean:
@@ -204,11 +213,21 @@ func (e *Encoder) list(dst []byte, child arrow.Array, lo, hi int, elem types.Typ
 	if child.NullN() == 0 {
 		switch a := child.(type) { // the common float axes, without a type switch per element
 		case *array.Float32:
-			for j, v := range a.Float32Values()[lo:hi] {
-				if j > 0 {
+			// Runs of finite values in one call; a non-finite one between.
+			vs := a.Float32Values()[lo:hi]
+			for k := 0; k < len(vs); {
+				if k > 0 {
 					dst = append(dst, ',')
 				}
-				dst = e.float(dst, float64(v), 32)
+				var n int
+				dst, n = values.AppendFloat32s(dst, vs[k:])
+				if k += n; k < len(vs) {
+					if n > 0 {
+						dst = append(dst, ',')
+					}
+					dst = e.float(dst, float64(vs[k]), 32)
+					k++
+				}
 			}
 			return append(dst, ']'), nil
 		case *array.Float64:

@@ -345,3 +345,68 @@ func TestRowViewReadsWhatItWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestFloat32Lists: an F32 list is written as its elements one by one
+// (values.AppendFloat at 32 bits, non-finite ones as null, or as strings
+// in the row view), commas and all, whatever the runs of finite values.
+func TestFloat32Lists(t *testing.T) {
+	p := compile(t, "CREATE SCHEMA s (b VEC<F32>); CREATE WIRE JSON SCHEMA w (b array); CREATE CODEC c FROM WIRE JSON SCHEMA w TO SCHEMA s")
+	mem := memory.NewGoAllocator()
+	rb := array.NewRecordBuilder(mem, p.Schema.ArrowSchema())
+	defer rb.Release()
+	lb := rb.Field(0).(*array.ListBuilder)
+	vb := lb.ValueBuilder().(*array.Float32Builder)
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	lists := [][]float32{{}, {nan}, {inf, nan}, {1, nan, 2}, {nan, 0.1, -inf}, {0.5, 1e-7, 3e38, -0.0, 16777217, 1.1754944e-38, nan}}
+	for i := range 200 { // pseudo-random runs
+		var l []float32
+		for j := range i % 17 {
+			v := float32(i*31+j*7) / 13
+			if (i+j)%5 == 0 {
+				v = nan
+			}
+			l = append(l, v)
+		}
+		lists = append(lists, l)
+	}
+	for _, l := range lists {
+		lb.Append(true)
+		vb.AppendValues(l, nil)
+	}
+	rec := rb.NewRecordBatch()
+	defer rec.Release()
+	for _, rowView := range []bool{false, true} {
+		e := NewEncoder(p)
+		if rowView {
+			e = NewRowViewEncoder(p.Schema, true)
+		}
+		for i, l := range lists {
+			want := []byte(`{"b":[`)
+			for j, v := range l {
+				if j > 0 {
+					want = append(want, ',')
+				}
+				switch f := float64(v); {
+				case !math.IsNaN(f) && !math.IsInf(f, 0):
+					want = values.AppendFloat(want, f, 32)
+				case !rowView:
+					want = append(want, "null"...)
+				case math.IsNaN(f):
+					want = append(want, `"NaN"`...)
+				case f > 0:
+					want = append(want, `"Infinity"`...)
+				default:
+					want = append(want, `"-Infinity"`...)
+				}
+			}
+			want = append(want, "]}"...)
+			got, err := e.AppendRow(nil, rec, i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Fatalf("row view %v, %v:\ngot  %s\nwant %s", rowView, l, got, want)
+			}
+		}
+	}
+}
