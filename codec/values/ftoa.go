@@ -1,6 +1,7 @@
 package values
 
 import (
+	"encoding/binary"
 	"math"
 	"slices"
 	"strconv"
@@ -159,6 +160,9 @@ func appendShort32(dst []byte, v float32) ([]byte, bool) {
 	// "0"; two digits a step.
 	frac := p - j
 	ip := div10(q, frac) // the integer part
+	if ip < 10 {
+		return appendUnits(dst, neg, ip, q-ip*pow10u[frac], frac), true
+	}
 	size := 1 + frac + 1 + btoi(neg)
 	for t := ip; t >= 10; t /= 10 {
 		size++
@@ -200,6 +204,44 @@ func appendShort32(dst []byte, v float32) ([]byte, bool) {
 		out[0] = '-'
 	}
 	return dst, true
+}
+
+// appendUnits writes [-]d.fff… for a one-digit integer part d and a
+// fraction fp of frac digits (1…15), the fraction eight digits a store
+// (whole words written into the spare capacity past the text, which the
+// length then leaves out).
+func appendUnits(dst []byte, neg bool, d, fp uint64, frac int) []byte {
+	start := len(dst)
+	n := btoi(neg) + 2 + frac
+	if cap(dst)-start < n+8 {
+		dst = slices.Grow(dst, n+8)
+	}
+	out := dst[start : start+n+8]
+	o := btoi(neg)
+	out[0] = '-'
+	out[o] = byte('0' + d)
+	out[o+1] = '.'
+	if frac <= 8 {
+		binary.LittleEndian.PutUint64(out[o+2:], digits8(uint32(fp))>>(8*(8-frac)))
+	} else {
+		binary.LittleEndian.PutUint64(out[o+2:], digits8(uint32(fp/1e8))>>(8*(16-frac)))
+		binary.LittleEndian.PutUint64(out[o+2+frac-8:], digits8(uint32(fp%1e8)))
+	}
+	return dst[:start+n]
+}
+
+// digits8 writes x < 10^8 as eight ASCII digits, zero-padded, in the
+// bytes of a little-endian word (the first digit lowest): the halves of
+// four digits split into pairs, then the pairs into digits, in parallel
+// lanes (a multiply and shift stands for each division: x*10486>>20 is
+// x/100 below 10^4, x*103>>10 is x/10 below 100).
+func digits8(x uint32) uint64 {
+	v := uint64(x/10000) | uint64(x%10000)<<32
+	q := (v * 10486 >> 20) & 0x0000007f0000007f
+	v = q | (v-q*100)<<16
+	q = (v * 103 >> 10) & 0x000f000f000f000f
+	v = q | (v-q*10)<<8
+	return v + 0x3030303030303030
 }
 
 func btoi(b bool) int {
