@@ -51,3 +51,31 @@ func TestForgedCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestWalkAllocatesNothing: an accepted row costs no allocation past the
+// builders' own growth (no value tree, no key or string copies), the
+// guard against the generic path coming back on the accepted path.
+func TestWalkAllocatesNothing(t *testing.T) {
+	p := plan(t, strictDefs)
+	d, err := NewDecoder(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, err := hex.DecodeString(stripSpaces("a6 6175 18ff 6166 fa3fc00000 616d 82 83 fa3f800000 01 f93c00 83 fb3ff0000000000000 20 3a7fffffff" +
+		" 6176 82 6161 6162 6174 74 323032362d30392d32345430383a31353a30305a 6171 82 82 01 20 80"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := rows.NewBuilder(memory.NewGoAllocator(), p.Schema)
+	defer b.Release()
+	if !d.fast(payload, b) {
+		t.Fatal("the walk leaves the payload to the generic path")
+	}
+	if n := testing.AllocsPerRun(2000, func() {
+		if _, err := d.Decode(payload, b); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Fatalf("%v allocations per accepted row", n)
+	}
+}
