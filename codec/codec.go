@@ -73,6 +73,22 @@ type ContextEncoder interface {
 	AppendBatchContext(ctx context.Context, dst []byte, rec arrow.RecordBatch, rows []int) ([]byte, int, error)
 }
 
+// StoredDecoder is a Decoder that can also decode a payload of exactly
+// one record straight into the stored row encoding of package store,
+// without a batch: the bytes store.Encoder.AppendRow writes for the row
+// Decode would add, with the same validation and the same errors. Plain
+// WIRE JSON decoders implement it (a payload there is one object).
+type StoredDecoder interface {
+	Decoder
+	// DecodeStored appends the stored row of payload to dst; on error
+	// dst is returned unchanged.
+	DecodeStored(dst, payload []byte) ([]byte, error)
+	// StoredValue returns internal column k's value in the row the last
+	// successful DecodeStored appended, in the stored encoding (a null
+	// as the stored null); it aliases that row.
+	StoredValue(k int) []byte
+}
+
 // ErrBusy is the error (matched with errors.Is) of a payload that a
 // JAQ-backed codec refused because the extension workers could not take
 // it now: it was not judged. The HTTP layer answers 503 with Retry-After;

@@ -123,8 +123,9 @@ type TypedPayload struct {
 	contentType string
 	enc         *store.Encoder
 	// identFrom are the declared identifier fields the internal schema
-	// also has: each record fills them.
+	// also has: each record fills them. identCol are their columns.
 	identFrom []string
+	identCol  []int
 	// views by format name; names sorted, RowFormat first.
 	views map[string]*View
 	names []string
@@ -243,6 +244,7 @@ func newTypedPayload(s *Schema, name string, cache *codecCache) (*TypedPayload, 
 			return nil, fmt.Errorf("%s: codec %s: field %s of schema %s is %s, and it would fill the %s identifier of the same name, which needs a scalar (an integer, float, boolean, string or datetime)", where, q, fq, types.Quote(c.Schema.Name), sf.Type, f.Handler.Type())
 		}
 		p.identFrom = append(p.identFrom, f.Name)
+		p.identCol = append(p.identCol, i)
 	}
 	p.row = &View{payload: p, schema: c.Schema, rowEnc: wjson.NewRowViewEncoder(c.Schema, false)}
 	p.row.sensitive = func(types.Field) bool { return false }
@@ -522,14 +524,19 @@ func (p *TypedPayload) unwrapJSON(raw json.RawMessage) ([]byte, error) {
 	return b, nil
 }
 
+// state takes a decoder and its builder from the pool; put it back.
+func (p *TypedPayload) state() *decodeState {
+	if st, ok := p.pool.Get().(*decodeState); ok {
+		return st
+	}
+	return &decodeState{dec: p.codec.NewDecoder(), b: p.codec.NewBuilder(&p.bufs)}
+}
+
 // decode decodes one wire payload into a record batch; the caller
 // releases it. Errors are PayloadError-based ValidationErrors or a
 // BusyError.
 func (p *TypedPayload) decode(ctx context.Context, wire []byte) (arrow.RecordBatch, error) {
-	st, _ := p.pool.Get().(*decodeState)
-	if st == nil {
-		st = &decodeState{dec: p.codec.NewDecoder(), b: p.codec.NewBuilder(&p.bufs)}
-	}
+	st := p.state()
 	defer p.pool.Put(st)
 	var err error
 	if cd, ok := st.dec.(codec.ContextDecoder); ok {
@@ -554,10 +561,24 @@ func (p *TypedPayload) decode(ctx context.Context, wire []byte) (arrow.RecordBat
 // identifiers merged from ident and each record's fields. Every record is
 // validated before any is returned.
 func (s *Schema) records(ctx context.Context, ident map[string]json.RawMessage, wire []byte, one bool) ([]*Notification, error) {
-	p := s.Payload
 	if err := s.checkDeclared(ident); err != nil {
 		return nil, err
 	}
+	if one {
+		if nt, done, err := s.recordStored(ident, wire); done {
+			if err != nil {
+				return nil, err
+			}
+			return []*Notification{nt}, nil
+		}
+	}
+	return s.recordsBatch(ctx, ident, wire, one)
+}
+
+// recordsBatch is records through a record batch: the path of every
+// codec, and of payloads that may hold several records.
+func (s *Schema) recordsBatch(ctx context.Context, ident map[string]json.RawMessage, wire []byte, one bool) ([]*Notification, error) {
+	p := s.Payload
 	rec, err := p.decode(ctx, wire)
 	if err != nil {
 		return nil, err
@@ -602,6 +623,50 @@ func (s *Schema) records(ctx context.Context, ident map[string]json.RawMessage, 
 		out = append(out, nt)
 	}
 	return out, nil
+}
+
+// recordStored is records for one record of a codec whose decoder
+// writes the stored row directly (codec.StoredDecoder: plain WIRE JSON),
+// without the record batch: the same row bytes, checks and errors, the
+// identifier fields taken from the decoded values rather than read back
+// from the row. done is false when the codec's decoder cannot.
+func (s *Schema) recordStored(ident map[string]json.RawMessage, wire []byte) (nt *Notification, done bool, err error) {
+	p := s.Payload
+	st := p.state()
+	defer p.pool.Put(st)
+	sd, ok := st.dec.(codec.StoredDecoder)
+	if !ok {
+		return nil, false, nil
+	}
+	data, err := sd.DecodeStored(nil, wire)
+	if err != nil {
+		return nil, true, p.payloadErr(-1, err)
+	}
+	merged := make(map[string]json.RawMessage, len(ident)+len(p.identFrom))
+	for k, v := range ident {
+		merged[k] = v
+	}
+	for j, name := range p.identFrom {
+		raw, err := store.AppendItemJSON(nil, sd.StoredValue(p.identCol[j]), name)
+		if err != nil {
+			return nil, true, invalid(name, "the record's field '%s' cannot be an identifier value: %v", name, err)
+		}
+		if string(raw) == "null" {
+			continue
+		}
+		if given, ok := ident[name]; ok {
+			if err := s.agree(name, given, raw); err != nil {
+				return nil, true, err
+			}
+			continue
+		}
+		merged[name] = raw
+	}
+	nt = &Notification{EventType: s.Name, Payload: data, ContentType: p.contentType}
+	if err := s.route(nt, merged); err != nil {
+		return nil, true, err
+	}
+	return nt, true, nil
 }
 
 func recordIndex(one bool, i int) int {

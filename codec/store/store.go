@@ -26,7 +26,9 @@
 // the row was written under (ContentType).
 //
 // It must not know notifications, formats or HTTP; it reads and writes
-// rows of Arrow record batches, and its errors, like every codec error,
+// rows of Arrow record batches (and, for a decoder that walks a payload
+// straight into a stored row, writes each value and assembles the row:
+// AppendFields, so one row still has one encoding), and its errors, like every codec error,
 // never quote values.
 package store
 
@@ -255,4 +257,100 @@ func appendList(dst []byte, child arrow.Array, lo, hi, depth int) ([]byte, *valu
 		}
 	}
 	return dst, nil
+}
+
+// The appenders below write one field value in the stored encoding, for a
+// decoder that walks a wire payload straight into a stored row instead of
+// through a record batch (AppendFields assembles the row). Each writes
+// exactly what AppendRow writes for the same value of the same type.
+
+// AppendInt appends a signed integer (I8…I64).
+func AppendInt(dst []byte, v int64) []byte { return appendInt(dst, v) }
+
+// AppendUint appends an unsigned integer (U8…U64).
+func AppendUint(dst []byte, v uint64) []byte { return appendHead(dst, majUint, v) }
+
+// AppendF32 appends an F32 with its bits as they are.
+func AppendF32(dst []byte, v float32) []byte {
+	return binary.BigEndian.AppendUint32(append(dst, cborF32), math.Float32bits(v))
+}
+
+// AppendF64 appends an F64 with its bits as they are.
+func AppendF64(dst []byte, v float64) []byte {
+	return binary.BigEndian.AppendUint64(append(dst, cborF64), math.Float64bits(v))
+}
+
+// AppendBool appends a BOOL.
+func AppendBool(dst []byte, v bool) []byte {
+	if v {
+		return append(dst, cborTrue)
+	}
+	return append(dst, cborFalse)
+}
+
+// AppendText appends a STRING; text that is not valid UTF-8 is the error
+// AppendRow reports for it (without the field's path), and dst is
+// returned unchanged.
+func AppendText(dst, s []byte) ([]byte, *values.Error) {
+	if !utf8.Valid(s) {
+		return dst, values.Errorf(values.CodeInvalidUTF8, "", "text is not valid UTF-8")
+	}
+	dst = appendHead(dst, majText, uint64(len(s)))
+	return append(dst, s...), nil
+}
+
+// AppendBytes appends a BYTES value.
+func AppendBytes(dst, b []byte) []byte {
+	dst = appendHead(dst, majBytes, uint64(len(b)))
+	return append(dst, b...)
+}
+
+// AppendTime appends a DATETIME of ns nanoseconds since the epoch.
+func AppendTime(dst []byte, ns int64) []byte { return appendTime(dst, ns) }
+
+// AppendArrayHead appends the head of an ARRAY axis or VEC of n elements;
+// the n elements follow it.
+func AppendArrayHead(dst []byte, n int) []byte { return appendHead(dst, majArray, uint64(n)) }
+
+// AppendFields appends one row whose field values are already encoded:
+// vals[k] is field k's value as the appenders above write it, nil for
+// null. It writes what AppendRow writes for the same row, and refuses a
+// null in a required field with AppendRow's error; on error dst is
+// returned unchanged. When at is not nil (len(vals) long), at[k] is set to
+// the offset of field k's value from the start of the row.
+func (e *Encoder) AppendFields(dst []byte, vals [][]byte, at []int) ([]byte, error) {
+	if len(vals) != len(e.fields) {
+		return dst, values.Errorf(values.CodeUnencodable, "", "row has the wrong number of fields for its schema")
+	}
+	start := len(dst)
+	dst = append(dst, e.head...)
+	for k := range e.fields {
+		f := &e.fields[k]
+		dst = append(dst, f.key...)
+		if at != nil {
+			at[k] = len(dst) - start
+		}
+		if vals[k] == nil {
+			if !f.optional {
+				return dst[:start], values.Errorf(values.CodeRequiredNull, types.Quote(f.name), "null in a required field")
+			}
+			dst = append(dst, cborNull)
+			continue
+		}
+		dst = append(dst, vals[k]...)
+	}
+	return dst, nil
+}
+
+// AppendItemJSON appends one stored value of field name, as an appender
+// above writes it (or as AppendFields writes a null), as JSON: what
+// AppendJSON appends for the field of a row holding it, errors included.
+func AppendItemJSON(dst, item []byte, name string) ([]byte, error) {
+	r := reader{b: item}
+	out, err := r.json(dst, 0)
+	if err != nil {
+		err.Path = types.Quote(name) + err.Path
+		return dst, err
+	}
+	return out, nil
 }

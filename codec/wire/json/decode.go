@@ -1,7 +1,9 @@
 // Package json owns the WIRE JSON format: a strict decoder that walks one
 // JSON object straight into a batch's Arrow builders, and an encoder that
-// writes objects in schema field order straight from Arrow columns. It
-// also serves the row view (the JSON form of internal rows that `herald
+// writes objects in schema field order straight from Arrow columns. The
+// decoder also walks one object straight into the stored row of package
+// store (DecodeStored), with the same checks and errors, for the
+// one-record notify that needs no batch. It also serves the row view (the JSON form of internal rows that `herald
 // codec` reads and prints), which shares every rule but floats and nulls.
 //
 // It must not build a generic JSON tree or a row map, and must not apply
@@ -42,11 +44,15 @@ type Decoder struct {
 	path     []int    // element indexes of the value being decoded
 	cur      int      // field being decoded
 	unknown  []string // LOOSE: undeclared names seen in this object
+	// stored is the state of DecodeStored; nil until its first use.
+	stored *storedRow
+	// schema is the internal schema (nil for the row view's decoder).
+	schema *types.Schema
 }
 
 // NewDecoder compiles a decoder for a WIRE JSON plan.
 func NewDecoder(p *bind.Plan) *Decoder {
-	d := &Decoder{byName: map[string]int{}, loose: p.Wire.Mode == types.Loose}
+	d := &Decoder{byName: map[string]int{}, loose: p.Wire.Mode == types.Loose, schema: p.Schema}
 	for _, wi := range p.WireOrder {
 		var f bind.Field
 		if wi >= 0 {
@@ -174,6 +180,10 @@ func (d *Decoder) object(b *rows.Builder) *values.Error {
 					if err := d.check(f.typ, 1); err != nil {
 						return err
 					}
+				} else if b == nil {
+					if err := d.topStored(f); err != nil {
+						return err
+					}
 				} else if err := d.top(b.Col(f.col), f); err != nil {
 					return err
 				}
@@ -199,12 +209,14 @@ done:
 		if !f.optional {
 			return &values.Error{Code: values.CodeMissingField, Path: f.name, Msg: "required field is missing", Offset: -1}
 		}
-		if f.col >= 0 {
+		if f.col >= 0 && b != nil {
 			b.Col(f.col).B.AppendNull()
 		}
 	}
-	for _, c := range d.nullCols {
-		b.Col(c).B.AppendNull()
+	if b != nil {
+		for _, c := range d.nullCols {
+			b.Col(c).B.AppendNull()
+		}
 	}
 	return nil
 }
