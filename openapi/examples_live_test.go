@@ -1,9 +1,9 @@
 package openapi_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"reflect"
 	"slices"
@@ -192,7 +192,8 @@ type streamExample struct {
 // reload examples answer 200 (unchanged) and the wipe example wipes ALERT.
 // The raw events endpoint needs an event type with a payload codec, which
 // the default config does not configure: its examples answer the
-// documented 400 naming that.
+// documented 400 naming that (TestEventsExamplesWorkOnTheTypedExample
+// sends them to the typed example config).
 func TestRequestExamplesWorkOnTheShippedConfig(t *testing.T) {
 	ts := startShipped(t)
 	var doc struct {
@@ -349,7 +350,8 @@ func TestRequestExamplesWorkOnTheShippedConfig(t *testing.T) {
 		}
 	}
 
-	// The raw events endpoint: no codec in the default config.
+	// The raw events endpoint: the default config has no payload codec;
+	// TestEventsExamplesWorkOnTheTypedExample sends them where there is one.
 	for name, v := range examples("/api/v1/events/{event_type}", "post") {
 		seen["events "+name] = true
 		media := "application/json"
@@ -358,9 +360,9 @@ func TestRequestExamplesWorkOnTheShippedConfig(t *testing.T) {
 		}
 		r := send(t, ts.URL, "POST", "/api/v1/events/"+et, map[string]string{"Content-Type": media}, body(v))
 		conform(t, r, "POST", "/api/v1/events/{event_type}", 400)
-		if !bytes.Contains(r.body, []byte("has no payload codec")) {
-			t.Errorf("events example %s: %s", name, r.body)
-		}
+		sameAsExample(t, r, "POST", "/api/v1/events/{event_type}", "untyped", func(ex map[string]any) {
+			ex["message"] = strings.Replace(ex["message"].(string), "'mars'", "'"+et+"'", 1)
+		})
 	}
 
 	// Admin: reload the unchanged file, delete the parameter's example id
@@ -435,4 +437,75 @@ func TestExampleConfigIsTheShippedOne(t *testing.T) {
 	if got, want := view(own), view(shipped); !reflect.DeepEqual(got, want) {
 		t.Errorf("the test's event types\n%v\ndiffer from configs/config.yaml's\n%v", got, want)
 	}
+}
+
+// TestEventsExamplesWorkOnTheTypedExample sends the raw events examples,
+// verbatim, to herald running configs/examples/typed.yaml from the
+// repository root (`go run . --config configs/examples/typed.yaml`, as its
+// header says): the WIRE JSON reading to the event_type parameter's example
+// is stored as example "one" says (modulo id and time), the same reading
+// with its value as a string is example "codec"'s 400, and the text/plain
+// syslog frame, for a SYSLOG codec the example config does not have, is the
+// documented 415.
+func TestEventsExamplesWorkOnTheTypedExample(t *testing.T) {
+	t.Chdir("..")
+	cfg, err := configs.Load("configs/examples/typed.yaml", []string{"HERALD_APPLICATION__PORT=0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(context.Background(), cfg, server.Options{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	t.Cleanup(srv.Close)
+
+	const docPath = "/api/v1/events/{event_type}"
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Parameters []struct {
+				Name    string
+				Example string
+			} `json:"parameters"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(openapi.Spec(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var et string
+	for _, p := range doc.Paths[docPath]["post"].Parameters {
+		if p.Name == "event_type" {
+			et = p.Example
+		}
+	}
+	reading, _ := openapi.DocRequestExample("POST", docPath, "reading").(map[string]any)
+	if et == "" || reading == nil {
+		t.Fatalf("event_type example %q, reading example %v", et, reading)
+	}
+	path := "/api/v1/events/" + et
+	r := send(t, ts.URL, "POST", path, map[string]string{"Content-Type": "application/json"}, mustJSON(reading))
+	conform(t, r, "POST", docPath, 200)
+	var got map[string]any
+	_ = json.Unmarshal(r.body, &got)
+	sameAsExample(t, r, "POST", docPath, "one", func(ex map[string]any) {
+		ex["processed_at"] = got["processed_at"]
+		if ids, _ := got["ids"].([]any); len(ids) == 1 && strings.HasPrefix(fmt.Sprint(ids[0]), et+"@") {
+			ex["ids"] = ids
+		}
+	})
+
+	// The reading example in document order, its value a string: the
+	// diagnostic names the byte.
+	bad := []byte(`{"sensor":"t-01","at":"2026-12-03T10:00:00Z","value":"21.5","samples":[0.1,0.2]}`)
+	if want := mustJSON(reading); !strings.Contains(string(want), `"value":21.5`) {
+		t.Fatalf("the reading example %s has no value 21.5", want)
+	}
+	r = send(t, ts.URL, "POST", path, map[string]string{"Content-Type": "application/json"}, bad)
+	conform(t, r, "POST", docPath, 400)
+	sameAsExample(t, r, "POST", docPath, "codec", nil)
+
+	syslog := []byte(fmt.Sprint(openapi.DocRequestExampleOf("POST", docPath, "text/plain", "syslog")))
+	r = send(t, ts.URL, "POST", path, map[string]string{"Content-Type": "text/plain"}, syslog)
+	conform(t, r, "POST", docPath, 415)
 }

@@ -237,6 +237,12 @@ func DocExample(method, path string, status int, media, name string) any {
 // DocRequestExample returns the value of a named example of an
 // operation's JSON request body, or nil when there is none.
 func DocRequestExample(method, path, name string) any {
+	return DocRequestExampleOf(method, path, "application/json", name)
+}
+
+// DocRequestExampleOf returns the value of a named example of an
+// operation's request body in media type media, or nil when there is none.
+func DocRequestExampleOf(method, path, media, name string) any {
 	var doc map[string]any
 	if err := json.Unmarshal(spec, &doc); err != nil {
 		return nil
@@ -247,7 +253,7 @@ func DocRequestExample(method, path, name string) any {
 	if err != nil {
 		return nil
 	}
-	m, _ := rb["content"].(map[string]any)["application/json"].(map[string]any)
+	m, _ := rb["content"].(map[string]any)[media].(map[string]any)
 	e, ok := m["examples"].(map[string]any)[name]
 	if !ok {
 		return nil
