@@ -509,3 +509,102 @@ func TestEventsExamplesWorkOnTheTypedExample(t *testing.T) {
 	r = send(t, ts.URL, "POST", path, map[string]string{"Content-Type": "text/plain"}, syslog)
 	conform(t, r, "POST", docPath, 415)
 }
+
+// TestSessionExamplesWorkOnTheShippedConfig sends every request example of
+// the AsyncAPI document, verbatim, in document order, in one WebSocket
+// session to herald on the shipped configs/config.yaml, and requires each
+// reply to succeed, but auth's: the shipped config has authentication
+// off, and the example's token is not signed by any secret.
+func TestSessionExamplesWorkOnTheShippedConfig(t *testing.T) {
+	ts := startShipped(t)
+	var doc struct {
+		Components struct {
+			Messages map[string]struct {
+				Examples []struct {
+					Name    string          `json:"name"`
+					Payload json.RawMessage `json:"payload"`
+				} `json:"examples"`
+			} `json:"messages"`
+		} `json:"components"`
+		Operations map[string]struct {
+			Messages []struct {
+				Ref string `json:"$ref"`
+			} `json:"messages"`
+		} `json:"operations"`
+	}
+	if err := json.Unmarshal(openapi.AsyncAPISpec(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	c := dialAsync(t, ts.URL, nil)
+	if f := c.next(); f.msg != "welcome" {
+		t.Fatalf("first frame %v", f.m)
+	}
+	sent := 0
+	for _, m := range doc.Operations[openapi.Send].Messages {
+		name := strings.TrimPrefix(m.Ref, "#/channels/session/messages/")
+		for _, e := range doc.Components.Messages[name].Examples {
+			var req struct {
+				ID any `json:"id"`
+			}
+			if err := json.Unmarshal(e.Payload, &req); err != nil || req.ID == nil {
+				t.Fatalf("%s example %s has no id: %s", name, e.Name, e.Payload)
+			}
+			c.write(string(e.Payload), true)
+			sent++
+			for {
+				f := c.next()
+				if f.m["type"] != "reply" || f.m["id"] != req.ID {
+					continue
+				}
+				switch {
+				case name == "auth":
+					if f.m["ok"] != false {
+						t.Errorf("auth example %s: %v, want a refusal on a config without authentication", e.Name, f.m)
+					}
+				case name == "execute" && e.Name == "create":
+					// Known gap: CREATE SUBSCRIPTION has no identifier,
+					// so it cannot subscribe to an event type with a
+					// required field, and both shipped types have one
+					// (the session protocol's own example is this one).
+					// When herald accepts it, this case goes.
+					if er, _ := f.m["error"].(map[string]any); er["message"] != "required field 'class' is missing" {
+						t.Errorf("execute example create: %v", f.m)
+					}
+				case f.m["ok"] != true:
+					t.Errorf("%s example %s: %s\nreply %v", name, e.Name, e.Payload, f.m)
+				}
+				t.Logf("%s %s: %s", name, e.Name, mustJSON(f.m))
+				break
+			}
+		}
+	}
+	if sent < 14 {
+		t.Errorf("only %d session request examples", sent)
+	}
+
+	// The refusals the reply_error examples show, for the requests their
+	// summaries name, on the same config.
+	for _, rc := range []struct{ example, op, fields string }{
+		{"notify_invalid", "notify", `"event_type":"alert","identifier":{"region":"mars","severity":3,"date":"2025-07-06","polygon":[[52.5,13.4],[52.6,13.5],[52.5,13.6],[52.5,13.4]]},"payload":{}`},
+		{"statement", "execute", `"statement":"DESCRIBE EVENT TYPE alert WHERE nope = 1"`},
+		{"not_admitted", "publish", `"producer":"p2","batch":[{"identifier":{"region":"europe","severity":3,"date":"2025-07-06","polygon":[[52.5,13.4],[52.6,13.5],[52.5,13.6],[52.5,13.4]]},"payload":{}},{"identifier":{"region":"europe","severity":9,"date":"2025-07-06","polygon":[[52.5,13.4],[52.6,13.5],[52.5,13.6],[52.5,13.4]]},"payload":{}}]`},
+	} {
+		if rc.op == "publish" {
+			c.ok("open_producer", `"producer":"p2","event_type":"alert"`)
+		}
+		got, _ := c.call(rc.op, rc.fields)
+		var want map[string]any
+		for _, e := range doc.Components.Messages["reply_error"].Examples {
+			if e.Name == rc.example {
+				_ = json.Unmarshal(e.Payload, &want)
+			}
+		}
+		if want == nil {
+			t.Fatalf("no reply_error example %s", rc.example)
+		}
+		want["id"] = got["id"]
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("reply_error example %s\n got %s\nwant %s", rc.example, mustJSON(got), mustJSON(want))
+		}
+	}
+}
