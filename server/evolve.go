@@ -19,12 +19,12 @@ import (
 func payloadChanges(old, next *notification.Registry) []handlers.PayloadChange {
 	out := []handlers.PayloadChange{}
 	for _, name := range next.Names() {
-		os, ok := old.Schema(name)
-		if !ok || os.Payload == nil {
+		prev, ok := old.Schema(name)
+		if !ok || prev.Payload == nil {
 			continue
 		}
 		ns, _ := next.Schema(name)
-		op, np := os.Payload, ns.Payload
+		op, np := prev.Payload, ns.Payload
 		c := handlers.PayloadChange{EventType: name, PreviousCodec: op.Codec(), PreviousFingerprint: op.Fingerprint().ID64, Breaks: []string{}}
 		if np == nil {
 			c.Breaks = append(c.Breaks, "the payload codec is removed: the records stored typed under codec '"+op.Codec()+"' could no longer be shown (their payload would read as null)")
