@@ -374,6 +374,10 @@ type wliteral struct {
 	k    wkind
 	v    wval
 	text string // as shown by String
+	// src is the value text the field's handler canonicalised, as a JSON
+	// identifier value would carry it ("" for a literal not compared
+	// with a schema field).
+	src string
 }
 
 func (l *wliteral) kind() wkind              { return l.k }
@@ -1008,7 +1012,7 @@ func (p *whereParser) literal(a parsed, field woperand) (woperand, error) {
 			shown = canon
 		}
 	}
-	return &wliteral{k: f.k, v: v, text: shown}, nil
+	return &wliteral{k: f.k, v: v, text: shown, src: text}, nil
 }
 
 // quoteWhere writes a string literal.
