@@ -327,4 +327,14 @@ func TestSessionECPDS(t *testing.T) {
 	// Notify never asks ECPDS; the reader has no write role.
 	s.failCall("notify", `"event_type":"diss","identifier":{"destination":"CIP","step":1},"payload":null`,
 		"FORBIDDEN", "User does not have required write role for this stream")
+	// CREATE SUBSCRIPTION: the destination WHERE pins is the one checked.
+	s.okCall("execute", `"statement":"CREATE SUBSCRIPTION e TO diss WHERE destination = 'CIP' AND step >= 1"`)
+	s.failCall("execute", `"statement":"CREATE SUBSCRIPTION f TO diss WHERE destination = 'FOO'"`,
+		"FORBIDDEN", "User 'rita' does not have access to destination 'FOO'")
+	s.failCall("execute", `"statement":"CREATE SUBSCRIPTION f TO plain"`, "INVALID_WATCH_REQUEST",
+		"execute: line 1 column 31: required field 'destination' must be pinned in WHERE with =, as in destination = …: CREATE SUBSCRIPTION takes its identifier from the top-level AND conditions of WHERE")
+	// Access is decided first, as for subscribe's missing field.
+	anon, _ := dialSession(t, h, nil)
+	anon.failCall("execute", `"statement":"CREATE SUBSCRIPTION f TO plain"`, "UNAUTHORIZED", "Authentication is required for this stream")
+	anon.failCall("subscribe", `"name":"f","event_type":"plain","identifier":{}`, "UNAUTHORIZED", "Authentication is required for this stream")
 }

@@ -39,6 +39,7 @@ func TestOnJetStream(t *testing.T) {
 		{"SessionUnsubscribeDiscardsQueued", TestSessionUnsubscribeDiscardsQueued},
 		{"SessionHistoryToLive", TestSessionHistoryToLive},
 		{"SessionExecute", TestSessionExecute},
+		{"SessionCreateSubscriptionPins", TestSessionCreateSubscriptionPins},
 		{"SessionWhereAndSample", TestSessionWhereAndSample},
 		{"SessionProducers", TestSessionProducers},
 		{"SessionReloadAndShutdown", TestSessionReloadAndShutdown},

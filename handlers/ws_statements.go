@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -48,6 +49,9 @@ type Statement struct {
 	// statement (-1 without WHERE).
 	Where    string
 	WherePos int
+	// EndPos is the byte offset where the clauses of a CREATE
+	// SUBSCRIPTION without WHERE end (where a WHERE would go).
+	EndPos int
 }
 
 // stmtParser reads a statement word by word.
@@ -236,6 +240,7 @@ func ParseStatement(src string) (*Statement, error) {
 					return nil, err
 				}
 			case "":
+				st.EndPos = woff
 			default:
 				return nil, p.errAt(woff, "expected BLOCKING, DROPPING, BATCH SAMPLE RATE or WHERE, found %s", describeWord(w))
 			}
@@ -321,20 +326,64 @@ func (s *session) execute(req *request) {
 		s.send(f)
 	case "CREATE SUBSCRIPTION":
 		members := map[string]jsontext.Value{"event_type": jsontext.Value(mustJSON(st.EventType))}
-		if st.WherePos >= 0 {
-			sc, err := s.h.Registry().Lookup(st.EventType)
-			if err == nil {
-				if _, err := sc.CompileWhere(st.Where); err != nil {
-					s.statementError(req, whereInStatement(src, st, err), "INVALID_WATCH_REQUEST")
-					return
-				}
+		o := subscribeOptions{name: st.Name, dropping: st.Dropping, sampleRate: st.SampleRate, hasRate: st.HasRate}
+		if sc, err := s.h.Registry().Lookup(st.EventType); err == nil {
+			// An unknown event type is left to subscribe's answer.
+			ident, unpinned, err := statementIdentifier(src, st, sc)
+			if err != nil {
+				s.statementError(req, err, "INVALID_WATCH_REQUEST")
+				return
 			}
+			if unpinned != nil {
+				// After the access check, as subscribe's missing field.
+				o.unpinned = func() { s.statementError(req, unpinned, "INVALID_WATCH_REQUEST") }
+			}
+			if len(ident) > 0 {
+				members["identifier"] = jsontext.Value(mustJSON(ident))
+			}
+		}
+		if st.WherePos >= 0 {
 			members["where"] = jsontext.Value(mustJSON(st.Where))
 		}
-		o := subscribeOptions{name: st.Name, dropping: st.Dropping, sampleRate: st.SampleRate, hasRate: st.HasRate,
-			body: requestBody(members, "event_type", "where")}
+		o.body = requestBody(members, "event_type", "identifier", "where")
 		s.open(req.id, o, false, watchEndpoint)
 	}
+}
+
+// statementIdentifier is the identifier of a CREATE SUBSCRIPTION: what
+// the top-level AND conditions of its WHERE pin (notification.Where.Pins).
+// The whole WHERE stays the subscription's predicate, so the identifier
+// only narrows the topic and gives the required fields their values; a
+// required field WHERE does not pin is an error at the predicate (or
+// where a WHERE would go), returned as unpinned; err is a predicate that
+// does not compile.
+func statementIdentifier(src string, st *Statement, sc *notification.Schema) (ident map[string]json.RawMessage, unpinned, err error) {
+	at := st.EndPos
+	if st.WherePos >= 0 {
+		w, err := sc.CompileWhere(st.Where)
+		if err != nil {
+			return nil, nil, whereInStatement(src, st, err)
+		}
+		if !sc.Generic {
+			ident = w.Pins()
+		}
+		at = st.WherePos + len(st.Where) - len(strings.TrimLeft(st.Where, " \t\r\n"))
+	}
+	for _, f := range sc.Fields {
+		if !f.Required {
+			continue
+		}
+		if _, ok := ident[f.Name]; ok {
+			continue
+		}
+		line, col := position(src, at)
+		msg := fmt.Sprintf("required field '%s' must be pinned in WHERE with =, as in %s = …: CREATE SUBSCRIPTION takes its identifier from the top-level AND conditions of WHERE", f.Name, f.Name)
+		if f.Spatial() {
+			msg = fmt.Sprintf("required field '%s' is a geometry, which WHERE cannot select; use subscribe with an identifier instead", f.Name)
+		}
+		return ident, &StatementError{Line: line, Column: col, Msg: msg}, nil
+	}
+	return ident, nil, nil
 }
 
 // statementError answers a statement error with its position.

@@ -127,6 +127,10 @@ type subscribeOptions struct {
 	hasRate    bool
 	seed       *uint64
 	format     string
+	// unpinned, when not nil, refuses the subscription once the stream's
+	// access is granted (a CREATE SUBSCRIPTION whose WHERE leaves a
+	// required field without a value): it sends its own reply.
+	unpinned func()
 }
 
 // subscribeOptionsOf reads a subscribe or replay request.
@@ -265,6 +269,10 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 	ident := s.identity.Load()
 	if denied := set.Auth.DecideStream(streamAuth(sc), ident, OpRead); denied != nil {
 		fail(denied.Kind.Code(), denied.Message)
+		return
+	}
+	if o.unpinned != nil {
+		o.unpinned()
 		return
 	}
 	if err := sc.CheckSpatial(req.Identifier); err != nil {
