@@ -24,6 +24,10 @@ and every subscription's events as they arrive:
   {"op": ...}          any request of the protocol, as one JSON object
   quit                 (or the end of the input) closes the session
 
+CREATE SUBSCRIPTION takes its identifier from the top-level AND
+conditions of WHERE: CREATE SUBSCRIPTION s1 TO mars WHERE class = 'od'
+AND step >= 6 pins the required class.
+
 At the end of the input it waits for the outstanding replies, then
 closes. It exits 0, or 1 when the server refused a request, or 3 when
 the connection is lost.
