@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -80,6 +81,15 @@ func mustBeFile(path string) error {
 // overrides of env (see ApplyEnv), then Validate. Any problem makes it
 // fail; the error wraps Problems when the file could be read and parsed
 // as YAML.
+//
+// The relative paths of the codecs block (codecs.definitions and each
+// codecs.resources[].dir, whether written in the file or set by an
+// override) are then resolved against the directory of the config file,
+// as Prometheus resolves rule_files, so a config finds its codec files
+// whatever the working directory; absolute paths are kept. Every user of
+// the returned Config (the codec loader, the fingerprint, check-config,
+// their error messages) sees the resolved paths. Parse, which has no
+// file, leaves them as written (relative to the working directory).
 func Load(path string, env []string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -89,7 +99,28 @@ func Load(path string, env []string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config file %s: %w", path, err)
 	}
+	c.Codecs.resolvePaths(filepath.Dir(path))
 	return c, nil
+}
+
+// resolvePaths makes the relative paths of the codecs block relative to
+// dir (the config file's directory) instead of the working directory.
+func (c *Codecs) resolvePaths(dir string) {
+	if c == nil {
+		return
+	}
+	c.Definitions = resolvePath(dir, c.Definitions)
+	for i := range c.Resources {
+		c.Resources[i].Dir = resolvePath(dir, c.Resources[i].Dir)
+	}
+}
+
+// resolvePath joins a relative, non-empty path p to dir.
+func resolvePath(dir, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
 }
 
 // Parse is Load on the bytes of a config file.

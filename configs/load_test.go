@@ -562,3 +562,42 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestLoadResolvesCodecPaths: Load makes the relative paths of the codecs
+// block (file or override) relative to the config file's directory and
+// keeps absolute ones; Parse keeps them as written.
+func TestLoadResolvesCodecPaths(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "etc")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	abs := filepath.Join(t.TempDir(), "proto")
+	text := header + "codecs:\n  definitions: codecs/defs.nspl\n  resources:\n    - {name: a, dir: ../proto}\n    - {name: b, dir: " + abs + "}\n"
+	path := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Codecs{Definitions: filepath.Join(dir, "codecs", "defs.nspl"), Resources: []CodecResource{
+		{Name: "a", Dir: filepath.Join(filepath.Dir(dir), "proto")}, {Name: "b", Dir: abs}}}
+	if !reflect.DeepEqual(*c.Codecs, want) {
+		t.Errorf("Load: %+v, want %+v", *c.Codecs, want)
+	}
+	c, err = Load(path, []string{"HERALD_CODECS__DEFINITIONS=other.nspl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Codecs.Definitions; got != filepath.Join(dir, "other.nspl") {
+		t.Errorf("Load with an override: %s", got)
+	}
+	p, err := Parse([]byte(text), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Codecs.Definitions != "codecs/defs.nspl" || p.Codecs.Resources[0].Dir != "../proto" {
+		t.Errorf("Parse: %+v", *p.Codecs)
+	}
+}

@@ -5,6 +5,12 @@
 // about handlers, engines or HTTP; rules that need the identifier handlers
 // themselves are checked by package notification when it builds its
 // registry.
+//
+// Load resolves the relative paths of the codecs block (codecs.definitions,
+// codecs.resources[].dir) against the directory of the config file, so a
+// config finds its codec files whatever the working directory; other paths
+// (notification_backend.jetstream.data_dir, auth.jwks_file, ...) stay
+// relative to the working directory, as in Aviso.
 package configs
 
 // Config is the whole configuration file.

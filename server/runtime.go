@@ -276,7 +276,8 @@ func ParseLogLevel(s string) (slog.Level, error) {
 
 // LoadCodecs compiles the codec definitions of the `codecs` block with
 // their resources and returns the catalog and the number of statements
-// applied. Paths are relative to the working directory, like data_dir.
+// applied. The paths are used as they are: configs.Load has already made
+// a config file's relative ones relative to its directory.
 func LoadCodecs(c *configs.Codecs) (*catalog.Catalog, int, error) {
 	if c == nil {
 		return nil, 0, nil

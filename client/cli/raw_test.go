@@ -2,10 +2,22 @@ package cli
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 )
+
+// shippedDefs is the shipped example definitions file, absolute: the
+// test config is written in a temporary directory, and a relative path
+// would be relative to that directory.
+var shippedDefs = func() string {
+	p, err := filepath.Abs("../../configs/codecs/examples.nspl")
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()
 
 // typedConfig adds an event type whose payload is typed by the shipped
 // example codec reading_cbor (configs/codecs/examples.nspl).
@@ -15,7 +27,7 @@ var typedConfig = testConfig + `  reading:
     identifier:
       sensor: {type: StringHandler, required: false}
 codecs:
-  definitions: ../../configs/codecs/examples.nspl
+  definitions: ` + shippedDefs + `
 `
 
 const readingCBOR = "../../configs/codecs/payloads/reading.cbor"
