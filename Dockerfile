@@ -37,6 +37,8 @@ COPY --from=build --chown=65532:65532 /out/data /data
 # when neither --config nor HERALD_CONFIG_FILE names a file.
 WORKDIR /app
 COPY configs/config.yaml /app/configs/config.yaml
+# Its codec definitions (codecs.definitions is relative to the config file).
+COPY configs/codecs/sensor.nspl /app/configs/codecs/sensor.nspl
 # The shipped config binds 127.0.0.1 and stores under ./data/jetstream;
 # in a container herald listens on every interface and stores on /data.
 # Environment variables override the config file (HERALD_A__B=value).

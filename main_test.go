@@ -349,9 +349,15 @@ func TestVersion(t *testing.T) {
 func TestCheckConfigShipped(t *testing.T) {
 	files, _ := filepath.Glob("configs/examples/*.yaml")
 	files = append(files, "configs/config.yaml")
+	// Written in a temporary directory: its codec paths are absolute (a
+	// relative one would be relative to that directory).
+	shippedCodecs, err := filepath.Abs("configs/codecs")
+	if err != nil {
+		t.Fatal(err)
+	}
 	codecs := filepath.Join(t.TempDir(), "codecs.yaml")
 	if err := os.WriteFile(codecs, []byte("application: {host: 127.0.0.1, port: 0}\nnotification_backend: {kind: in_memory}\n"+
-		"codecs:\n  definitions: configs/codecs/jaq.nspl\n  resources:\n    - {name: proto_bundle, dir: configs/codecs/proto}\n"), 0o600); err != nil {
+		"codecs:\n  definitions: "+filepath.Join(shippedCodecs, "jaq.nspl")+"\n  resources:\n    - {name: proto_bundle, dir: "+filepath.Join(shippedCodecs, "proto")+"}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	files = append(files, codecs)
@@ -370,7 +376,7 @@ func TestCheckConfigShipped(t *testing.T) {
 			for _, name := range reg.Names() {
 				want += "event_type " + name + "\n"
 			}
-			if filepath.Base(f) == "typed.yaml" {
+			if f == "configs/config.yaml" {
 				want += "codec reading_avro AVRO reading\n" +
 					"codec reading_cbor CBOR reading\n" +
 					"codec reading_json JSON reading\n"

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -44,6 +45,17 @@ func TestNotifyBatchAnswersMatchDocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// startLive writes the text in a temporary directory: the codecs path,
+	// relative to the config file, becomes the shipped file's absolute one.
+	defs, err := filepath.Abs("../configs/codecs/sensor.nspl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rel = "definitions: codecs/sensor.nspl\n"
+	if !bytes.Contains(shipped, []byte(rel)) {
+		t.Fatalf("configs/config.yaml has no %q", rel)
+	}
+	shipped = bytes.Replace(shipped, []byte(rel), []byte("definitions: "+defs+"\n"), 1)
 	var doc struct {
 		Paths map[string]map[string]struct {
 			RequestBody struct {

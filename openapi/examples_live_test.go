@@ -36,8 +36,8 @@ func TestNotifyExamplesSuitTheShippedConfig(t *testing.T) {
 		shipped = append(shipped, s.Name)
 	}
 	sort.Strings(shipped)
-	if !slices.Equal(shipped, []string{"alert", "mars"}) {
-		t.Fatalf("the shipped config's event types are %v; the examples are written for alert and mars", shipped)
+	if !slices.Equal(shipped, []string{"alert", "mars", "sensor", "sensor_cbor"}) {
+		t.Fatalf("the shipped config's event types are %v; the examples are written for alert, mars, sensor and sensor_cbor", shipped)
 	}
 
 	var doc struct {
@@ -190,10 +190,10 @@ type streamExample struct {
 // delivers what the notify examples stored as its documented example shows
 // (modulo ids and times) and matches the document's stream schema. The
 // reload examples answer 200 (unchanged) and the wipe example wipes ALERT.
-// The raw events endpoint needs an event type with a payload codec, which
-// the default config does not configure: its examples answer the
-// documented 400 naming that (TestEventsExamplesWorkOnTheTypedExample
-// sends them to the typed example config).
+// The raw events examples sent to the notify examples' event type, which
+// has no payload codec, answer the documented 400 naming that
+// (TestEventsExamplesWorkOnTheTypedExample sends them to the default
+// config's typed event type sensor).
 func TestRequestExamplesWorkOnTheShippedConfig(t *testing.T) {
 	ts := startShipped(t)
 	var doc struct {
@@ -350,8 +350,8 @@ func TestRequestExamplesWorkOnTheShippedConfig(t *testing.T) {
 		}
 	}
 
-	// The raw events endpoint: the default config has no payload codec;
-	// TestEventsExamplesWorkOnTheTypedExample sends them where there is one.
+	// The raw events endpoint on an untyped event type;
+	// TestEventsExamplesWorkOnTheTypedExample sends them to a typed one.
 	for name, v := range examples("/api/v1/events/{event_type}", "post") {
 		seen["events "+name] = true
 		media := "application/json"
@@ -410,9 +410,12 @@ func TestRequestExamplesWorkOnTheShippedConfig(t *testing.T) {
 }
 
 // TestExampleConfigIsTheShippedOne checks that the conformance tests' own
-// configuration declares the shipped event types as configs/config.yaml
-// does (topic, identifier fields in order, payload), so that the examples
-// it checks are the ones a user of the default config gets.
+// configuration declares the shipped untyped event types as
+// configs/config.yaml does (topic, identifier fields in order, payload),
+// so that the examples it checks are the ones a user of the default config
+// gets. The shipped typed ones (sensor, sensor_cbor) are not in it: their
+// examples are sent to herald on configs/config.yaml itself
+// (TestEventsExamplesWorkOnTheTypedExample).
 func TestExampleConfigIsTheShippedOne(t *testing.T) {
 	shipped, err := configs.Load("../configs/config.yaml", nil)
 	if err != nil {
@@ -425,6 +428,12 @@ func TestExampleConfigIsTheShippedOne(t *testing.T) {
 	view := func(c *configs.Config) map[string]string {
 		out := map[string]string{}
 		for _, s := range c.NotificationSchema {
+			if s.Payload != nil && s.Payload.Codec != "" {
+				if s.Name != "sensor" && s.Name != "sensor_cbor" {
+					t.Errorf("typed event type %s is not one of the shipped typed ones", s.Name)
+				}
+				continue
+			}
 			fields := make([]configs.IdentifierField, len(s.Identifier))
 			for i, f := range s.Identifier {
 				fields[i] = *f
@@ -440,16 +449,16 @@ func TestExampleConfigIsTheShippedOne(t *testing.T) {
 }
 
 // TestEventsExamplesWorkOnTheTypedExample sends the raw events examples,
-// verbatim, to herald running configs/examples/typed.yaml from the
-// repository root (`go run . --config configs/examples/typed.yaml`, as its
-// header says): the WIRE JSON reading to the event_type parameter's example
+// verbatim, to herald running the default config configs/config.yaml (its
+// typed event type sensor, as `go run .` serves it; its codecs path is
+// relative to the config file): the WIRE JSON reading to the event_type parameter's example
 // is stored as example "one" says (modulo id and time), the same reading
 // with its value as a string is example "codec"'s 400, and the text/plain
 // syslog frame, for a SYSLOG codec the example config does not have, is the
 // documented 415.
 func TestEventsExamplesWorkOnTheTypedExample(t *testing.T) {
-	t.Chdir("..")
-	cfg, err := configs.Load("configs/examples/typed.yaml", []string{"HERALD_APPLICATION__PORT=0"})
+	cfg, err := configs.Load("../configs/config.yaml", []string{
+		"HERALD_NOTIFICATION_BACKEND__JETSTREAM__DATA_DIR=" + t.TempDir(), "HERALD_APPLICATION__PORT=0"})
 	if err != nil {
 		t.Fatal(err)
 	}

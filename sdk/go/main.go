@@ -97,7 +97,7 @@ func main() {
 	schemas, err := api.ListSchemasWithResponse(ctx)
 	c.ok("list schemas", err)
 	c.equal("list schemas status", schemas.StatusCode(), 200)
-	c.equal("event types", schemas.JSON200.EventTypes, []string{"alert", "mars"})
+	c.equal("event types", schemas.JSON200.EventTypes, []string{"alert", "mars", "sensor", "sensor_cbor"})
 	c.equal("total", schemas.JSON200.TotalSchemas, int64(2))
 	c.equal("mars step handler", string(schemas.JSON200.Schema["mars"].Identifier["step"].Type), "IntHandler")
 	c.equal("mars step range", *schemas.JSON200.Schema["mars"].Identifier["step"].Range, []float64{0, 360})
@@ -132,7 +132,7 @@ func main() {
 	ub, ok := v.(heraldclient.UnknownEventTypeBody)
 	c.equal("notify unknown type", ok, true)
 	c.equal("notify unknown message", ub.Message, "unknown event type 'mras'")
-	c.equal("notify unknown configured", ub.ConfiguredEventTypes, []string{"alert", "mars"})
+	c.equal("notify unknown configured", ub.ConfiguredEventTypes, []string{"alert", "mars", "sensor", "sensor_cbor"})
 
 	// 401: a token that does not verify is refused even on a public stream.
 	badToken := func(_ context.Context, req *http.Request) error {

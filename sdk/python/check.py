@@ -76,7 +76,7 @@ def main(url: str) -> None:
     r = list_schemas.sync_detailed(client=client)
     equal("list schemas status", int(r.status_code), 200)
     schemas = r.parsed
-    equal("event types", schemas.event_types, ["alert", "mars"])
+    equal("event types", schemas.event_types, ["alert", "mars", "sensor", "sensor_cbor"])
     equal("total", schemas.total_schemas, 2)
     step = schemas.schema.additional_properties["mars"].identifier.additional_properties["step"]
     equal("mars step handler", step.type_, "IntHandler")
@@ -102,7 +102,7 @@ def main(url: str) -> None:
     equal("notify unknown status", int(r.status_code), 400)
     equal("notify unknown type", type(r.parsed), UnknownEventTypeBody)
     equal("notify unknown message", r.parsed.message, "unknown event type 'mras'")
-    equal("notify unknown configured", r.parsed.configured_event_types, ["alert", "mars"])
+    equal("notify unknown configured", r.parsed.configured_event_types, ["alert", "mars", "sensor", "sensor_cbor"])
 
     # 401: a token that does not verify.
     bad = Client(base_url=url, timeout=httpx.Timeout(30.0), headers={"Authorization": "Bearer not.a.jwt"})
