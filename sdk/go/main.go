@@ -4,7 +4,7 @@
 // checks every answer exactly. It exits 1 on the first mismatch.
 //
 // herald must run with the default config (configs/config.yaml: event
-// types mars and alert) and fresh storage, auth enabled (any mode) and
+// types mars, alert, sensor and sensor_cbor) and fresh storage, auth enabled (any mode) and
 // watch_endpoint.max_streams_per_client 1: sdk/run starts it so.
 //
 //	go run . -url http://127.0.0.1:8000
@@ -98,7 +98,7 @@ func main() {
 	c.ok("list schemas", err)
 	c.equal("list schemas status", schemas.StatusCode(), 200)
 	c.equal("event types", schemas.JSON200.EventTypes, []string{"alert", "mars", "sensor", "sensor_cbor"})
-	c.equal("total", schemas.JSON200.TotalSchemas, int64(2))
+	c.equal("total", schemas.JSON200.TotalSchemas, int64(4))
 	c.equal("mars step handler", string(schemas.JSON200.Schema["mars"].Identifier["step"].Type), "IntHandler")
 	c.equal("mars step range", *schemas.JSON200.Schema["mars"].Identifier["step"].Range, []float64{0, 360})
 
