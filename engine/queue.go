@@ -278,13 +278,17 @@ func (q *queue) waitPush(ctx context.Context, t ticket, rec *Record) error {
 			q.mu.Unlock()
 			return nil
 		}
-		direct := q.size <= cap(q.ch)
+		// A queue that fits its channel spills only in a race (the
+		// channel full at tryPushLocked's send, with room by its count):
+		// while that spilled record is with the pump, a send straight
+		// to the channel could overtake it, so wait for the pump's room
+		// signal instead.
+		direct := q.size <= cap(q.ch) && !q.pumping
 		q.mu.Unlock()
 		if direct {
-			// The queue never spills (a full queue is a full channel):
-			// room appears when the receiver reads the channel, so wait
-			// on the channel itself. Only the ticket holder pushes now,
-			// so order is kept.
+			// A full queue is a full channel: room appears when the
+			// receiver reads the channel, so wait on the channel itself.
+			// Only the ticket holder pushes now, so order is kept.
 			select {
 			case q.ch <- rec:
 				return nil

@@ -3,8 +3,10 @@ package engine
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"testing"
+	"time"
 
 	"herald/configs"
 )
@@ -257,5 +259,69 @@ func BenchmarkQueue(b *testing.B) {
 	for b.Loop() {
 		qu.offer(r)
 		<-qu.ch
+	}
+}
+
+// TestQueueWaitBehindSpill: a queue that fits its channel can still
+// spill, when the channel is full at tryPushLocked's send and has room by
+// its count (the receiver read in between). A waiting push whose turn
+// comes while that record is with the pump must not send straight to the
+// channel past it: it waits for the pump. Under load this reordered a
+// BLOCKING subscriber's records (TestHubBlockingOrder saw 33, 37, …, 41,
+// 34). The state of that race is set up by hand: the pump is started only
+// once the waiting push has had its chance to overtake.
+func TestQueueWaitBehindSpill(t *testing.T) {
+	q := newQueue(3, BlockOnOverflow)
+	for i := uint64(1); i <= 3; i++ {
+		if res, _ := q.offer(&Record{Seq: i}); res != offerQueued {
+			t.Fatalf("offer %d: %v", i, res)
+		}
+	}
+	// Record 4 spilled in the race, its pump not yet running.
+	q.mu.Lock()
+	q.spill.push(&Record{Seq: 4})
+	q.pumping = true
+	q.mu.Unlock()
+	res, tk := q.offer(&Record{Seq: 5})
+	if res != offerWait {
+		t.Fatalf("offer 5 with a spilled record and a full channel: %v, want wait", res)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- q.wait(context.Background(), tk, &Record{Seq: 5}) }()
+	// Room for one: with the bug the waiting push took it at once.
+	if r := <-q.ch; r.Seq != 1 {
+		t.Fatalf("first record %d, want 1", r.Seq)
+	}
+	// The waiting push has every chance to send now; it must not. A
+	// record it sent would be the channel's third.
+	for range 1000 {
+		select {
+		case err := <-waited:
+			t.Fatalf("the waiting push finished (%v) while the spilled record 4 was still with the pump", err)
+		default:
+		}
+		runtime.Gosched()
+	}
+	go q.pump()
+	var got []uint64
+	deadline := time.After(10 * time.Second)
+	for len(got) < 4 {
+		select {
+		case r := <-q.ch:
+			got = append(got, r.Seq)
+		case <-deadline:
+			t.Fatalf("received %v, want 2, 3, 4, 5", got)
+		}
+	}
+	if want := []uint64{2, 3, 4, 5}; !slices.Equal(got, want) {
+		t.Fatalf("received %v, want %v", got, want)
+	}
+	select {
+	case err := <-waited:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiting push did not finish")
 	}
 }
