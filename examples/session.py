@@ -22,15 +22,27 @@ def mars(step, cls="od"):
             "time": "12", "stream": "enfo", "step": step}
 
 
+# Frames that arrived while call() waited for a reply, per connection: a
+# notification's event may reach its subscriber before the notify reply.
+early = {}
+
+
 async def call(ws, op, **fields):
-    """Send one request and return its reply (frames before it are printed)."""
+    """Send one request and return its reply; frames before it are kept for next_frame."""
     rid = next(ids)
     await ws.send(json.dumps({"id": rid, "op": op, **fields}))
     while True:
         frame = json.loads(await ws.recv())
         if frame.get("type") == "reply" and frame["id"] == rid:
             return frame
-        show(frame)
+        early.setdefault(ws, []).append(frame)
+
+
+async def next_frame(ws):
+    """The next frame of ws, in order, including those call() kept."""
+    if early.get(ws):
+        return early[ws].pop(0)
+    return json.loads(await ws.recv())
 
 
 def show(frame):
@@ -53,7 +65,7 @@ async def main():
         for step in (3, 12):
             r = await call(ws, "notify", event_type="mars", identifier=mars(step), payload={"step": step})
             print("notified:", r["notification_id"])
-        show(json.loads(await ws.recv()))  # step 12 only: step 3 fails the WHERE
+        show(await next_frame(ws))  # step 12 only: step 3 fails the WHERE
         await call(ws, "unsubscribe", name="late-steps")
 
         # A producer: batches with credit, one terminal reply per batch.
@@ -86,13 +98,13 @@ async def main():
 
             try:  # read what the queue held, until it is quiet
                 while True:
-                    count(json.loads(await asyncio.wait_for(slow.recv(), 1)))
+                    count(await asyncio.wait_for(next_frame(slow), 1))
             except TimeoutError:
                 pass
             # A count goes out before the subscription's next events: one
             # more notification brings the last one.
             last = (await call(ws, "notify", event_type="mars", identifier=mars(0, "rd"), payload="last"))["notification_id"]
-            while count(json.loads(await slow.recv())) != last:
+            while count(await next_frame(slow)) != last:
                 pass
             print(f"slow reader: {got} delivered + {dropped} dropped = {got + dropped} of 20001")
         await call(ws, "close_producer", producer="p")
