@@ -246,6 +246,62 @@ func (d *Decoder) top(c *rows.Col, f *dfield) *values.Error {
 	return d.value(c, 1)
 }
 
+// integer reads an integer literal of kind k at ch (the peeked byte):
+// its value as u (unsigned kinds) or i (signed kinds), range-checked.
+// value and valueStored share it, so both walks refuse alike.
+func (d *Decoder) integer(k types.Kind, ch byte) (u uint64, i int64, _ *values.Error) {
+	sc := &d.sc
+	if ch != '-' && (ch < '0' || ch > '9') {
+		return 0, 0, d.mismatch(ch, "an integer")
+	}
+	text, isInt, err := sc.number()
+	if err != nil {
+		return 0, 0, err
+	}
+	if !isInt {
+		return 0, 0, d.fail(values.CodeNotInteger, "expected an integer literal, found a number with a fraction or exponent")
+	}
+	neg, mag, code := values.ParseIntegerLiteral(text)
+	if code != "" {
+		return 0, 0, d.fail(values.CodeOutOfRange, "integer is outside the range of "+k.String())
+	}
+	ok := false
+	if k.IsUnsigned() {
+		u, ok = values.FitUnsigned(k, neg, mag)
+	} else {
+		i, ok = values.FitSigned(k, neg, mag)
+	}
+	if !ok {
+		return 0, 0, d.fail(values.CodeOutOfRange, "integer is outside the range of "+k.String())
+	}
+	return u, i, nil
+}
+
+// float reads a number of kind k (F32 or F64) at ch, or in the row view
+// one of the strings "NaN", "Infinity", "-Infinity".
+func (d *Decoder) float(k types.Kind, ch byte) (float64, *values.Error) {
+	sc := &d.sc
+	if ch == '"' && d.rowView {
+		s, err := sc.str()
+		if err != nil {
+			return 0, err
+		}
+		switch string(s) {
+		case "NaN":
+			return math.NaN(), nil
+		case "Infinity":
+			return math.Inf(1), nil
+		case "-Infinity":
+			return math.Inf(-1), nil
+		}
+		return 0, d.fail(values.CodeTypeMismatch, `expected a number or "NaN", "Infinity", "-Infinity"`)
+	}
+	if ch != '-' && (ch < '0' || ch > '9') {
+		return 0, d.mismatch(ch, "a number")
+	}
+	return sc.float(k.Bits())
+}
+
 // value decodes one non-null value into c.
 func (d *Decoder) value(c *rows.Col, depth int) *values.Error {
 	sc := &d.sc
@@ -259,58 +315,19 @@ func (d *Decoder) value(c *rows.Col, depth int) *values.Error {
 	k := c.Kind
 	switch {
 	case k.IsInteger():
-		if ch != '-' && (ch < '0' || ch > '9') {
-			return d.mismatch(ch, "an integer")
-		}
-		text, isInt, err := sc.number()
+		u, i, err := d.integer(k, ch)
 		if err != nil {
 			return err
 		}
-		if !isInt {
-			return d.fail(values.CodeNotInteger, "expected an integer literal, found a number with a fraction or exponent")
-		}
-		neg, mag, code := values.ParseIntegerLiteral(text)
-		if code != "" {
-			return d.fail(values.CodeOutOfRange, "integer is outside the range of "+k.String())
-		}
 		if k.IsUnsigned() {
-			v, ok := values.FitUnsigned(k, neg, mag)
-			if !ok {
-				return d.fail(values.CodeOutOfRange, "integer is outside the range of "+k.String())
-			}
-			c.AppendUint(v)
+			c.AppendUint(u)
 		} else {
-			v, ok := values.FitSigned(k, neg, mag)
-			if !ok {
-				return d.fail(values.CodeOutOfRange, "integer is outside the range of "+k.String())
-			}
-			c.AppendInt(v)
+			c.AppendInt(i)
 		}
 	case k == types.F32 || k == types.F64:
-		var f float64
-		if ch == '"' && d.rowView {
-			s, err := sc.str()
-			if err != nil {
-				return err
-			}
-			switch string(s) {
-			case "NaN":
-				f = math.NaN()
-			case "Infinity":
-				f = math.Inf(1)
-			case "-Infinity":
-				f = math.Inf(-1)
-			default:
-				return d.fail(values.CodeTypeMismatch, `expected a number or "NaN", "Infinity", "-Infinity"`)
-			}
-		} else {
-			if ch != '-' && (ch < '0' || ch > '9') {
-				return d.mismatch(ch, "a number")
-			}
-			var err *values.Error
-			if f, err = sc.float(k.Bits()); err != nil {
-				return err
-			}
+		f, err := d.float(k, ch)
+		if err != nil {
+			return err
 		}
 		if k == types.F32 {
 			c.F32.Append(float32(f))

@@ -1,8 +1,6 @@
 package json
 
 import (
-	"math"
-
 	"herald/codec/store"
 	"herald/codec/types"
 	"herald/codec/values"
@@ -124,58 +122,19 @@ func (d *Decoder) valueStored(t types.Type, depth int) *values.Error {
 	k := t.Kind
 	switch {
 	case k.IsInteger():
-		if ch != '-' && (ch < '0' || ch > '9') {
-			return d.mismatch(ch, "an integer")
-		}
-		text, isInt, err := sc.number()
+		u, i, err := d.integer(k, ch)
 		if err != nil {
 			return err
 		}
-		if !isInt {
-			return d.fail(values.CodeNotInteger, "expected an integer literal, found a number with a fraction or exponent")
-		}
-		neg, mag, code := values.ParseIntegerLiteral(text)
-		if code != "" {
-			return d.fail(values.CodeOutOfRange, "integer is outside the range of "+k.String())
-		}
 		if k.IsUnsigned() {
-			v, ok := values.FitUnsigned(k, neg, mag)
-			if !ok {
-				return d.fail(values.CodeOutOfRange, "integer is outside the range of "+k.String())
-			}
-			st.buf = store.AppendUint(st.buf, v)
+			st.buf = store.AppendUint(st.buf, u)
 		} else {
-			v, ok := values.FitSigned(k, neg, mag)
-			if !ok {
-				return d.fail(values.CodeOutOfRange, "integer is outside the range of "+k.String())
-			}
-			st.buf = store.AppendInt(st.buf, v)
+			st.buf = store.AppendInt(st.buf, i)
 		}
 	case k == types.F32 || k == types.F64:
-		var f float64
-		if ch == '"' && d.rowView {
-			s, err := sc.str()
-			if err != nil {
-				return err
-			}
-			switch string(s) {
-			case "NaN":
-				f = math.NaN()
-			case "Infinity":
-				f = math.Inf(1)
-			case "-Infinity":
-				f = math.Inf(-1)
-			default:
-				return d.fail(values.CodeTypeMismatch, `expected a number or "NaN", "Infinity", "-Infinity"`)
-			}
-		} else {
-			if ch != '-' && (ch < '0' || ch > '9') {
-				return d.mismatch(ch, "a number")
-			}
-			var err *values.Error
-			if f, err = sc.float(k.Bits()); err != nil {
-				return err
-			}
+		f, err := d.float(k, ch)
+		if err != nil {
+			return err
 		}
 		if k == types.F32 {
 			st.buf = store.AppendF32(st.buf, float32(f))
