@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -42,8 +43,8 @@ func (s *Schema) Notify(ident map[string]json.RawMessage, payload json.RawMessag
 func (s *Schema) NotifyContext(ctx context.Context, ident map[string]json.RawMessage, payload json.RawMessage) (*Notification, error) {
 	if _, ok := ident[configs.FieldPoint]; ok {
 		return nil, &ValidationError{Field: configs.FieldPoint,
-			Message: "identifier 'point' is only allowed on watch and replay (it filters by location); notifications carry a polygon or point_cloud instead",
-			Detail:  "'point' is a query-time filter"}
+			Message: "identifier.point is only supported for watch/replay endpoints, not /notification",
+			Detail:  "identifier 'point' is only allowed on watch and replay (it filters by location); notifications carry a polygon or point_cloud instead"}
 	}
 	if s.Generic {
 		return s.notifyGeneric(ident, payload)
@@ -107,7 +108,7 @@ func (s *Schema) fields(n *Notification, ident map[string]json.RawMessage) ([]st
 		if gh, ok := f.Handler.(GeometryHandler); ok {
 			g, err := gh.Geometry(raw)
 			if err != nil {
-				return nil, invalid(f.Name, "%v", err)
+				return nil, spatialInvalid(f.Name, err)
 			}
 			n.Geometry = g
 			if f.Pos > 0 {
@@ -212,40 +213,99 @@ func (s *Schema) notifyGeneric(ident map[string]json.RawMessage, payload json.Ra
 	}, nil
 }
 
-// CheckSpatial runs the spatial pre-checks of a watch or replay identifier
-// (reference §4.1 step 3, [Seed] rules): polygon and point together,
-// a malformed point, point on a schema without polygons, point_cloud sent
-// by a subscriber.
+// CheckSpatial runs the spatial pre-checks of a watch or replay identifier,
+// which aviso-server runs before the cursors: polygon and point together,
+// and a malformed point. Messages are aviso-server's; the details are
+// herald's. The checks that depend on the schema are Filter's.
 func (s *Schema) CheckSpatial(ident map[string]json.RawMessage) error {
 	rawPoint, hasPoint := ident[configs.FieldPoint]
 	_, hasPolygon := ident[configs.FieldPolygon]
 	if hasPoint && hasPolygon {
-		return requestInvalid("identifier cannot contain both 'polygon' and 'point': send one spatial filter")
-	}
-	if _, ok := ident[configs.FieldPointCloud]; ok && s.Geometry != nil && s.Geometry.Name == configs.FieldPointCloud {
-		return &ValidationError{Field: configs.FieldPointCloud,
-			Message: "subscribers must not send 'point_cloud'; send a closed 'polygon' to select notifications with a point inside it",
-			Detail:  "point_cloud is provider-only"}
+		return &ValidationError{Field: configs.FieldPoint,
+			Message: "Cannot specify both identifier.polygon and identifier.point. Provide only one spatial filter.",
+			Detail:  "identifier cannot contain both 'polygon' and 'point': send one spatial filter"}
 	}
 	if hasPoint {
 		if _, err := ParsePoint(rawPoint); err != nil {
-			return invalid(configs.FieldPoint, "%v", err)
-		}
-		if s.Generic || s.Geometry == nil || s.Geometry.Name != configs.FieldPolygon {
 			return &ValidationError{Field: configs.FieldPoint,
-				Message: "identifier 'point' is only available on event types with a polygon field; '" + s.Name + "' has none",
-				Detail:  "no polygon field"}
+				Message: "identifier.point must be a valid [lat,lon] coordinate pair or compatible string: " + err.Error(),
+				Detail:  err.Error()}
 		}
 	}
 	return nil
 }
 
+// Operations a watch or replay identifier is checked for, as they appear
+// in aviso-server's messages.
+const (
+	OpWatch  = "watch"
+	OpReplay = "replay"
+)
+
+// checkKeys runs aviso-server's key checks of a watch or replay
+// identifier, in its order: point_cloud sent by a subscriber, point on a
+// point-cloud schema, then any key the schema does not declare (point is
+// allowed on a schema with a polygon field, polygon on a point-cloud
+// schema). With several unknown keys the first in sorted order is named.
+func (s *Schema) checkKeys(ident map[string]json.RawMessage, op string) error {
+	cloud := s.Geometry != nil && s.Geometry.Name == configs.FieldPointCloud
+	if _, ok := ident[configs.FieldPointCloud]; ok {
+		return &ValidationError{Field: configs.FieldPointCloud,
+			Message: "identifier.point_cloud is only supported for notify operations",
+			Detail:  "subscribers must not send 'point_cloud'; send a closed 'polygon' to select notifications with a point inside it"}
+	}
+	if _, ok := ident[configs.FieldPoint]; ok && cloud {
+		return &ValidationError{Field: configs.FieldPoint,
+			Message: "identifier.point is not supported for point-cloud schemas; use identifier.polygon",
+			Detail:  "send a closed 'polygon' to select point clouds with a point inside it"}
+	}
+	var unknown []string
+	for k := range ident {
+		if _, ok := s.byName[k]; ok {
+			continue
+		}
+		switch {
+		case k == configs.FieldPoint && s.Geometry != nil && s.Geometry.Name == configs.FieldPolygon:
+		case k == configs.FieldPolygon && cloud:
+		default:
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	k := unknown[0]
+	detail := "'" + k + "' is not an identifier field of event type '" + s.Name + "'; its fields are " + s.fieldList()
+	if k == configs.FieldPoint {
+		detail = "identifier 'point' is only available on event types with a polygon field; '" + s.Name + "' has none"
+	}
+	return &ValidationError{Field: k,
+		Message: "Unknown field '" + k + "' provided for " + op + " operation",
+		Detail:  detail}
+}
+
+// fieldList names the declared identifier fields, for messages.
+func (s *Schema) fieldList() string {
+	if len(s.Fields) == 0 {
+		return "none"
+	}
+	names := make([]string, len(s.Fields))
+	for i, f := range s.Fields {
+		names[i] = "'" + f.Name + "'"
+	}
+	return strings.Join(names, ", ")
+}
+
 // Filter validates a watch or replay identifier against s (reference §4.3)
-// and compiles it into a Filter: exact tokens for scalar values, wildcards
-// for absent optional fields and for constrained fields (with the
-// constraint evaluated on the token), and the spatial filter. Undeclared
-// keys are ignored, as Aviso does. Run CheckSpatial first.
-func (s *Schema) Filter(ident map[string]json.RawMessage) (*Filter, error) {
+// for op (OpWatch or OpReplay, named in messages) and compiles it into a
+// Filter: exact tokens for scalar values, wildcards for absent optional
+// fields and for constrained fields (with the constraint evaluated on the
+// token), and the spatial filter. A key the schema does not declare is
+// refused, as aviso-server 0.13 does, so that a typo never widens a
+// subscription; schema-less event types take any key. Run CheckSpatial
+// first.
+func (s *Schema) Filter(ident map[string]json.RawMessage, op string) (*Filter, error) {
 	if s.Generic {
 		values := make(map[string]string, len(ident))
 		for k, raw := range ident {
@@ -265,6 +325,9 @@ func (s *Schema) Filter(ident map[string]json.RawMessage) (*Filter, error) {
 		}
 		return &Filter{Pattern: p}, nil
 	}
+	if err := s.checkKeys(ident, op); err != nil {
+		return nil, err
+	}
 	f := &Filter{Pattern: make(topic.Pattern, 1+len(s.KeyOrder))}
 	f.Pattern[0] = topic.Literal(s.Base)
 	for i := range s.KeyOrder {
@@ -272,7 +335,7 @@ func (s *Schema) Filter(ident map[string]json.RawMessage) (*Filter, error) {
 	}
 	for _, fd := range s.Fields {
 		if fd.Spatial() {
-			if err := s.spatialFilter(fd, ident, f); err != nil {
+			if err := s.spatialFilter(fd, ident, f, op); err != nil {
 				return nil, err
 			}
 			continue
@@ -281,8 +344,8 @@ func (s *Schema) Filter(ident map[string]json.RawMessage) (*Filter, error) {
 		if !ok {
 			if fd.Required {
 				return nil, &ValidationError{Field: fd.Name,
-					Message: "required field '" + fd.Name + "' is missing",
-					Detail:  "missing field '" + fd.Name + "'"}
+					Message: "Required field '" + fd.Name + "' missing for " + op + " operation",
+					Detail:  "required field '" + fd.Name + "' is missing"}
 			}
 			continue
 		}
@@ -321,14 +384,14 @@ func (s *Schema) Filter(ident map[string]json.RawMessage) (*Filter, error) {
 	return f, nil
 }
 
-func (s *Schema) spatialFilter(fd *Field, ident map[string]json.RawMessage, f *Filter) error {
+func (s *Schema) spatialFilter(fd *Field, ident map[string]json.RawMessage, f *Filter, op string) error {
 	rawPoly, hasPoly := ident[configs.FieldPolygon]
 	rawPoint, hasPoint := ident[configs.FieldPoint]
 	switch {
 	case hasPoly:
 		g, err := ParsePolygon(rawPoly)
 		if err != nil {
-			return invalid(configs.FieldPolygon, "%v", err)
+			return spatialInvalid(configs.FieldPolygon, err)
 		}
 		f.Spatial = IntersectsFilter(g)
 	case hasPoint && fd.Name == configs.FieldPolygon:
@@ -340,12 +403,12 @@ func (s *Schema) spatialFilter(fd *Field, ident map[string]json.RawMessage, f *F
 	case fd.Required:
 		if fd.Name == configs.FieldPointCloud {
 			return &ValidationError{Field: fd.Name,
-				Message: "required field 'point_cloud' is missing: subscribers send a closed 'polygon' to select point clouds",
-				Detail:  "missing field 'polygon'"}
+				Message: "Required field 'point_cloud' missing for " + op + " operation",
+				Detail:  "required field 'point_cloud' is missing: subscribers send a closed 'polygon' to select point clouds"}
 		}
 		return &ValidationError{Field: fd.Name,
-			Message: "required field 'polygon' is missing: send 'polygon' or 'point'",
-			Detail:  "missing field 'polygon'"}
+			Message: "Required field 'polygon' missing for " + op + " operation",
+			Detail:  "required field 'polygon' is missing: send 'polygon' or 'point'"}
 	}
 	return nil
 }

@@ -204,7 +204,7 @@ func appendPayload(b, p []byte) []byte {
 		return append(b, "null"...)
 	}
 	if json.Valid(p) {
-		if bytes.IndexAny(p, "\r\n") < 0 && !bytes.HasPrefix(p, []byte(" ")) && !bytes.HasSuffix(p, []byte(" ")) {
+		if !bytes.ContainsAny(p, "\r\n") && !bytes.HasPrefix(p, []byte(" ")) && !bytes.HasSuffix(p, []byte(" ")) {
 			return append(b, p...)
 		}
 		var c bytes.Buffer

@@ -66,9 +66,7 @@ var (
 // parseRustU64 is Rust's u64::from_str: an optional '+' (not alone), then one
 // or more ASCII digits, no overflow.
 func parseRustU64(s string) (uint64, error) {
-	if strings.HasPrefix(s, "+") {
-		s = s[1:]
-	}
+	s = strings.TrimPrefix(s, "+")
 	if s == "" || !cursorDigits(s) {
 		return 0, errU64Syntax
 	}

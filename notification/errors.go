@@ -89,6 +89,13 @@ func invalid(field, format string, args ...any) *ValidationError {
 	}
 }
 
+// spatialInvalid builds the ValidationError of a polygon or point-cloud
+// value, worded as aviso-server words it ("field 'polygon' must be a
+// valid polygon: …"), which clients may match.
+func spatialInvalid(field string, err error) *ValidationError {
+	return &ValidationError{Field: field, Message: "field '" + field + "' " + err.Error(), Detail: err.Error()}
+}
+
 // requestInvalid builds a ValidationError not tied to one field.
 func requestInvalid(format string, args ...any) *ValidationError {
 	m := fmt.Sprintf(format, args...)

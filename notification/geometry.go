@@ -82,7 +82,7 @@ func NewPointCloud(points []Point, maxPoints int) (*Geometry, error) {
 	}
 	g := &Geometry{Kind: PointCloudGeometry, Points: append([]Point(nil), points...)}
 	if n := geoCanonicalLen(g.Points); n > MaxPointCloudJSONBytes {
-		return nil, fmt.Errorf("must be a valid point cloud: its canonical JSON is %d bytes, the maximum is %d bytes "+
+		return nil, fmt.Errorf("point cloud canonical JSON is %d bytes, maximum is %d bytes "+
 			"(send fewer points or fewer decimal digits)", n, MaxPointCloudJSONBytes)
 	}
 	g.BBox = geoBBoxOf(g.Points)
@@ -100,10 +100,10 @@ func geoCheckMaxPoints(maxPoints int) error {
 // geoCheckCloudCount validates a point cloud's size against its limit.
 func geoCheckCloudCount(n, maxPoints int) error {
 	if n == 0 {
-		return errors.New("must be a valid point cloud: it must contain at least one [lat,lon] point")
+		return errors.New("point cloud must contain at least one point")
 	}
 	if n > maxPoints {
-		return fmt.Errorf("must be a valid point cloud: it contains %d points, the maximum is %d", n, maxPoints)
+		return fmt.Errorf("point cloud contains %d points, maximum is %d", n, maxPoints)
 	}
 	return nil
 }
@@ -145,8 +145,11 @@ func geoBBoxOf(points []Point) BBox {
 }
 
 // CanonicalJSON returns the points as [[lat,lon],...] with every number
-// formatted as encoding/json formats a float64 (shortest round-trip text:
-// 52.5, 13, -0.5, 1e-7). A nil geometry gives "null".
+// written as a float the way aviso-server 0.13 writes it (Rust's
+// serde_json: shortest round-trip digits, always with a fraction or an
+// exponent: 52.5, 13.0, -0.5, 1e-7). This text is what CloudEvents carry,
+// what is stored as metadata and, for a routed polygon, the subject token.
+// A nil geometry gives "null".
 func (g *Geometry) CanonicalJSON() []byte {
 	if g == nil {
 		return []byte("null")
@@ -175,7 +178,7 @@ func geoCanonicalLen(points []Point) int {
 		n += len(points) - 1 // commas between pairs
 	}
 	for _, p := range points {
-		n += len(geoAppendFloat(scratch[:0], p.Lat)) + len(geoAppendFloat(scratch[:0], p.Lon))
+		n += len(geoAppendJSONFloat(scratch[:0], p.Lat)) + len(geoAppendJSONFloat(scratch[:0], p.Lon))
 	}
 	return n
 }
@@ -201,6 +204,69 @@ func geoAppendFloat(b []byte, f float64) []byte {
 	return b
 }
 
+// geoAppendJSONFloat formats f as Rust's serde_json writes a finite f64
+// (the ryu crate's format64): the shortest round-trip digits d1…dn with
+// decimal exponent k (value = 0.d1…dn × 10^k), written as
+//
+//   - an integer with ".0" when there is no fractional digit and k <= 16
+//     (13.0, 1e16 as 10000000000000000.0);
+//   - digits around a decimal point when 0 < k <= 16 (52.5);
+//   - "0." and zeros when -5 < k <= 0 (0.001234);
+//   - otherwise d1[.d2…dn]e<k-1> (1e-7, 1.5e-7, 1e17).
+//
+// Zero is 0.0 (-0.0 keeps its sign).
+func geoAppendJSONFloat(b []byte, f float64) []byte {
+	if f == 0 {
+		if math.Signbit(f) {
+			return append(b, "-0.0"...)
+		}
+		return append(b, "0.0"...)
+	}
+	var scratch [32]byte
+	e := strconv.AppendFloat(scratch[:0], f, 'e', -1, 64) // [-]d[.ddd]e±XX
+	if e[0] == '-' {
+		b = append(b, '-')
+		e = e[1:]
+	}
+	mark := bytes.IndexByte(e, 'e')
+	exp, _ := strconv.Atoi(string(e[mark+1:]))
+	var digits [24]byte
+	nd := 0
+	for _, c := range e[:mark] {
+		if c != '.' {
+			digits[nd] = c
+			nd++
+		}
+	}
+	d := digits[:nd]
+	k := exp + 1 // position of the decimal point after the first k digits
+	switch {
+	case nd <= k && k <= 16:
+		b = append(b, d...)
+		for i := nd; i < k; i++ {
+			b = append(b, '0')
+		}
+		return append(b, ".0"...)
+	case 0 < k && k <= 16:
+		b = append(b, d[:k]...)
+		b = append(b, '.')
+		return append(b, d[k:]...)
+	case -5 < k && k <= 0:
+		b = append(b, "0."...)
+		for i := k; i < 0; i++ {
+			b = append(b, '0')
+		}
+		return append(b, d...)
+	}
+	b = append(b, d[0])
+	if nd > 1 {
+		b = append(b, '.')
+		b = append(b, d[1:]...)
+	}
+	b = append(b, 'e')
+	return strconv.AppendInt(b, int64(k-1), 10)
+}
+
 // geoFormat is geoAppendFloat as a string.
 func geoFormat(f float64) string {
 	var scratch [32]byte
@@ -209,15 +275,15 @@ func geoFormat(f float64) string {
 
 // geoText renders a point as [lat,lon] for messages.
 func (p Point) geoText() string {
-	return string(p.geoAppendJSON(nil))
+	return "[" + geoFormat(p.Lat) + "," + geoFormat(p.Lon) + "]"
 }
 
-// geoAppendJSON appends [lat,lon].
+// geoAppendJSON appends [lat,lon] in the canonical float form.
 func (p Point) geoAppendJSON(b []byte) []byte {
 	b = append(b, '[')
-	b = geoAppendFloat(b, p.Lat)
+	b = geoAppendJSONFloat(b, p.Lat)
 	b = append(b, ',')
-	b = geoAppendFloat(b, p.Lon)
+	b = geoAppendJSONFloat(b, p.Lon)
 	return append(b, ']')
 }
 

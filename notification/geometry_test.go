@@ -21,15 +21,15 @@ func TestNewPolygon(t *testing.T) {
 		bbox   BBox
 		err    string
 	}{
-		{name: "square", points: square, want: "[[0,0],[0,1],[1,1],[1,0],[0,0]]", bbox: BBox{0, 0, 1, 1}},
+		{name: "square", points: square, want: "[[0.0,0.0],[0.0,1.0],[1.0,1.0],[1.0,0.0],[0.0,0.0]]", bbox: BBox{0, 0, 1, 1}},
 		{name: "triangle with repeat", points: []Point{{52.5, 13.4}, {52.6, 13.5}, {52.5, 13.6}, {52.5, 13.4}},
 			want: "[[52.5,13.4],[52.6,13.5],[52.5,13.6],[52.5,13.4]]", bbox: BBox{52.5, 13.4, 52.6, 13.6}},
 		{name: "range edges inclusive", points: []Point{{90, -180}, {89, -180}, {89, -179}, {90, -180}},
-			want: "[[90,-180],[89,-180],[89,-179],[90,-180]]", bbox: BBox{89, -180, 90, -179}},
+			want: "[[90.0,-180.0],[89.0,-180.0],[89.0,-179.0],[90.0,-180.0]]", bbox: BBox{89, -180, 90, -179}},
 		{name: "degenerate ring is accepted", points: []Point{{1, 1}, {1, 1}, {1, 1}, {1, 1}},
-			want: "[[1,1],[1,1],[1,1],[1,1]]", bbox: BBox{1, 1, 1, 1}},
+			want: "[[1.0,1.0],[1.0,1.0],[1.0,1.0],[1.0,1.0]]", bbox: BBox{1, 1, 1, 1}},
 		{name: "negative zero closes zero", points: []Point{{0, 0}, {0, 1}, {1, 1}, {math.Copysign(0, -1), 0}},
-			want: "[[0,0],[0,1],[1,1],[-0,0]]", bbox: BBox{0, 0, 1, 1}},
+			want: "[[0.0,0.0],[0.0,1.0],[1.0,1.0],[-0.0,0.0]]", bbox: BBox{0, 0, 1, 1}},
 		{name: "empty", points: nil,
 			err: "must be a valid polygon: it has 0 [lat,lon] pair(s) but needs at least 4 (3 vertices plus the closing repeat of the first vertex)"},
 		{name: "three pairs", points: []Point{{0, 0}, {0, 1}, {0, 0}},
@@ -134,18 +134,18 @@ func TestNewPointCloud(t *testing.T) {
 	}{
 		{name: "one point", points: []Point{{52.55, 13.5}}, maxPoints: 1, want: "[[52.55,13.5]]", bbox: BBox{52.55, 13.5, 52.55, 13.5}},
 		{name: "duplicates and order kept", points: []Point{{1, 2}, {1, 2}, {-3, 4}}, maxPoints: 10,
-			want: "[[1,2],[1,2],[-3,4]]", bbox: BBox{-3, 2, 1, 4}},
+			want: "[[1.0,2.0],[1.0,2.0],[-3.0,4.0]]", bbox: BBox{-3, 2, 1, 4}},
 		{name: "empty", points: nil, maxPoints: 10,
-			err: "must be a valid point cloud: it must contain at least one [lat,lon] point"},
+			err: "point cloud must contain at least one point"},
 		{name: "count checked before points", points: []Point{{99, 0}, {0, 0}, {0, 0}}, maxPoints: 2,
-			err: "must be a valid point cloud: it contains 3 points, the maximum is 2"},
-		{name: "exact count limit", points: many, maxPoints: 3, want: "[[0,0],[0,0],[0,0]]"},
+			err: "point cloud contains 3 points, maximum is 2"},
+		{name: "exact count limit", points: many, maxPoints: 3, want: "[[0.0,0.0],[0.0,0.0],[0.0,0.0]]"},
 		{name: "bad point", points: []Point{{0, 0}, {-91, 0}}, maxPoints: 10,
 			err: "must be a valid point cloud: latitude -91 of the pair at index 1 is outside the valid range [-90, 90]"},
 		{name: "max points zero", points: many, maxPoints: 0, err: "max_points must be between 1 and 10000, got 0"},
 		{name: "max points too big", points: many, maxPoints: 10001, err: "max_points must be between 1 and 10000, got 10001"},
 		{name: "size over limit", points: overLimit, maxPoints: 10000,
-			err: "must be a valid point cloud: its canonical JSON is 61441 bytes, the maximum is 61440 bytes (send fewer points or fewer decimal digits)"},
+			err: "point cloud canonical JSON is 61441 bytes, maximum is 61440 bytes (send fewer points or fewer decimal digits)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -227,7 +227,7 @@ func TestMetadata(t *testing.T) {
 		}},
 		{"point cloud", cloud, map[string]string{
 			"spatial_bbox":        "-3,-0.5,1e-7,4",
-			"spatial_point_cloud": "[[1e-7,-0.5],[-3,4]]",
+			"spatial_point_cloud": "[[1e-7,-0.5],[-3.0,4.0]]",
 		}},
 		{"unknown kind", &Geometry{Kind: 9, Points: square}, nil},
 	}
@@ -279,18 +279,18 @@ func TestGeometryFromMetadata(t *testing.T) {
 	}{
 		{name: "no spatial keys", meta: map[string]string{"other": "x"}},
 		{name: "canonical polygon", meta: map[string]string{"spatial_bbox": "0,0,1,1", "spatial_geometry": "[[0,0],[0,1],[1,1],[0,0]]"},
-			want: "[[0,0],[0,1],[1,1],[0,0]]", kind: PolygonGeometry, bbox: BBox{0, 0, 1, 1}},
+			want: "[[0.0,0.0],[0.0,1.0],[1.0,1.0],[0.0,0.0]]", kind: PolygonGeometry, bbox: BBox{0, 0, 1, 1}},
 		{name: "aviso 0.7 polygon string", meta: map[string]string{
 			"spatial_bbox":     "50,10,52,12",
 			"spatial_geometry": "(50.0,10.0,52.0,10.0,52.0,12.0,50.0,12.0,50.0,10.0)"},
-			want: "[[50,10],[52,10],[52,12],[50,12],[50,10]]", kind: PolygonGeometry, bbox: BBox{50, 10, 52, 12}},
+			want: "[[50.0,10.0],[52.0,10.0],[52.0,12.0],[50.0,12.0],[50.0,10.0]]", kind: PolygonGeometry, bbox: BBox{50, 10, 52, 12}},
 		{name: "aviso 0.7 polygon string without parentheses or bbox", meta: map[string]string{
 			"spatial_geometry": " 50 , 10 ,52,10,52,12,50,10"},
-			want: "[[50,10],[52,10],[52,12],[50,10]]", kind: PolygonGeometry, bbox: BBox{50, 10, 52, 12}},
+			want: "[[50.0,10.0],[52.0,10.0],[52.0,12.0],[50.0,10.0]]", kind: PolygonGeometry, bbox: BBox{50, 10, 52, 12}},
 		{name: "bbox is recomputed, not trusted", meta: map[string]string{"spatial_bbox": "(-5,-5,5,5)", "spatial_geometry": "[[0,0],[0,1],[1,1],[0,0]]"},
-			want: "[[0,0],[0,1],[1,1],[0,0]]", kind: PolygonGeometry, bbox: BBox{0, 0, 1, 1}},
+			want: "[[0.0,0.0],[0.0,1.0],[1.0,1.0],[0.0,0.0]]", kind: PolygonGeometry, bbox: BBox{0, 0, 1, 1}},
 		{name: "point cloud", meta: map[string]string{"spatial_bbox": "1,2,1,2", "spatial_point_cloud": "[[1,2],[1,2]]"},
-			want: "[[1,2],[1,2]]", kind: PointCloudGeometry, bbox: BBox{1, 2, 1, 2}},
+			want: "[[1.0,2.0],[1.0,2.0]]", kind: PointCloudGeometry, bbox: BBox{1, 2, 1, 2}},
 		{name: "bbox alone", meta: map[string]string{"spatial_bbox": "0,0,1,1"},
 			err: "metadata holds spatial_bbox but neither spatial_geometry nor spatial_point_cloud"},
 		{name: "both geometries", meta: map[string]string{"spatial_geometry": "[[0,0],[0,1],[1,1],[0,0]]", "spatial_point_cloud": "[[1,2]]"},
@@ -419,5 +419,25 @@ func checkGeometryInvariants(t *testing.T, g *Geometry) {
 	}
 	if !json.Valid(g.CanonicalJSON()) {
 		t.Fatalf("canonical JSON is not JSON: %s", g.CanonicalJSON())
+	}
+}
+
+// TestCanonicalFloat checks the canonical coordinate spelling against what
+// aviso-server 0.13 (Rust's serde_json, the ryu crate) writes for the same
+// f64: always a fraction or an exponent, the shortest round-trip digits.
+func TestCanonicalFloat(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		want string
+	}{
+		{13, "13.0"}, {52.5, "52.5"}, {-0.5, "-0.5"}, {0, "0.0"}, {math.Copysign(0, -1), "-0.0"},
+		{-180, "-180.0"}, {90, "90.0"}, {1e-7, "1e-7"}, {1.5e-7, "1.5e-7"}, {0.0001, "0.0001"},
+		{0.00001, "0.00001"}, {0.000001, "1e-6"}, {0.00000123, "1.23e-6"}, {1e15, "1000000000000000.0"},
+		{1e16, "1e16"}, {1.5e16, "1.5e16"}, {123.456, "123.456"}, {-89.12345678901234, "-89.12345678901234"},
+		{0.1, "0.1"}, {1234567890123456, "1234567890123456.0"}, {12345678901234567, "1.2345678901234568e16"},
+	} {
+		if got := string(geoAppendJSONFloat(nil, tc.v)); got != tc.want {
+			t.Errorf("geoAppendJSONFloat(%v) = %q, want %q", tc.v, got, tc.want)
+		}
 	}
 }

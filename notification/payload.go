@@ -747,9 +747,11 @@ func (s *Schema) checkDeclared(ident map[string]json.RawMessage) error {
 	}
 	if len(undeclared) > 0 {
 		sort.Strings(undeclared)
+		// aviso-server's wording (with the first unknown key in sorted
+		// order); herald's details name them all and the declared ones.
 		return &ValidationError{Field: undeclared[0],
-			Message: "unknown identifier field " + quoteList(undeclared) + " for event type '" + s.Name + "'; declared fields: " + quoteList(s.fieldNames()),
-			Detail:  "unknown field '" + undeclared[0] + "'"}
+			Message: "Unknown field '" + undeclared[0] + "' provided for notify operation",
+			Detail:  "unknown identifier field " + quoteList(undeclared) + " for event type '" + s.Name + "'; declared fields: " + quoteList(s.fieldNames())}
 	}
 	return nil
 }

@@ -161,7 +161,9 @@ func TestTypedNotifyJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = s.Notify(ident(t, `{"class":"od"}`), json.RawMessage(readingJSON))
-	if err == nil || err.Error() != "unknown identifier field 'class' for event type 'reading'; declared fields: 'station', 'step'" {
+	var ve *ValidationError
+	if !errors.As(err, &ve) || ve.Message != "Unknown field 'class' provided for notify operation" ||
+		ve.Detail != "unknown identifier field 'class' for event type 'reading'; declared fields: 'station', 'step'" {
 		t.Fatal(err)
 	}
 	// a codec diagnostic names the codec, the cause and the position, and

@@ -49,19 +49,33 @@ func ParseRequest(body []byte) (*Request, error) {
 	return parseRequest(body, requestFields, requestAllowed)
 }
 
-// notifyFields are the top-level keys of a notify request: the replay end
-// cursors are unknown there, as in aviso-server.
+// notifyFields are the top-level keys of a notify request: aviso-server's
+// request model. The replay end cursors belong to it (so they are never an
+// unknown field), and CheckNoEnd refuses them once the event type is known.
 var notifyFields = map[string]bool{
-	"event_type": true, "identifier": true, "from_id": true, "from_date": true, "payload": true,
+	"event_type": true, "identifier": true, "from_id": true, "from_date": true,
+	"to_id": true, "to_date": true, "payload": true,
 }
 
 const (
 	requestAllowed = "event_type, identifier, from_id, from_date, to_id, to_date, where, format, payload"
-	notifyAllowed  = "event_type, identifier, from_id, from_date, payload"
+	notifyAllowed  = "event_type, identifier, from_id, from_date, to_id, to_date, payload"
 )
 
-// ParseNotifyRequest is ParseRequest for a notify body, where to_id and
-// to_date are unknown fields.
+// CheckNoEnd refuses the replay end cursors on an endpoint other than
+// replay: endpoint is the path the request was sent to ("/notification",
+// "/watch"). The message is aviso-server's.
+func (r *Request) CheckNoEnd(endpoint string) error {
+	if r.ToID == nil && r.ToDate == nil {
+		return nil
+	}
+	m := "to_id and to_date are only supported for the replay endpoint, not " + endpoint
+	return &ValidationError{Message: m, Detail: m}
+}
+
+// ParseNotifyRequest is ParseRequest for a notify body: the fields of
+// aviso-server's request model, without herald's watch fields (where,
+// format). The end cursors parse; CheckNoEnd refuses them.
 func ParseNotifyRequest(body []byte) (*Request, error) {
 	return parseRequest(body, notifyFields, notifyAllowed)
 }

@@ -72,7 +72,7 @@ func TestWherePins(t *testing.T) {
 			if got, _ := json.Marshal(pins); string(got) != c.want {
 				t.Fatalf("pins %s, want %s", got, c.want)
 			}
-			f, err := s.Filter(pins)
+			f, err := s.Filter(pins, OpWatch)
 			if err != nil {
 				t.Fatalf("the pins are not a watch identifier: %v", err)
 			}

@@ -224,7 +224,7 @@ func FuzzWhere(f *testing.F) {
 		}
 		// The identifier the predicate pins never refuses what the
 		// predicate selects (CREATE SUBSCRIPTION uses both).
-		if pf, err := s.Filter(w.Pins()); err == nil && w.Match(n) && !pf.Match(n.Tokens, nil) {
+		if pf, err := s.Filter(w.Pins(), OpWatch); err == nil && w.Match(n) && !pf.Match(n.Tokens, nil) {
 			t.Fatalf("%q selects %v, its pins %v refuse it", src, n.Tokens, w.Pins())
 		}
 		// The compiled form compiles again to itself.
