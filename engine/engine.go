@@ -197,6 +197,9 @@ type Engine interface {
 	Subscribe(ctx context.Context, q Query, opts SubscribeOptions) (*Subscription, error)
 	// LastSeq returns the last sequence allocated in stream (0 if none).
 	LastSeq(ctx context.Context, stream string) (uint64, error)
+	// SeqAfter returns the first sequence of stream stored strictly after
+	// t (0 if none): a replay's to_date ends just before it.
+	SeqAfter(ctx context.Context, stream string, t time.Time) (uint64, error)
 	// History opens a reader over the stored records of q.Stream within r
 	// that match q.
 	History(ctx context.Context, q Query, r Range) (HistoryReader, error)

@@ -453,6 +453,25 @@ func (m *Memory) LastSeq(ctx context.Context, stream string) (uint64, error) {
 	return st.seq, nil
 }
 
+// SeqAfter returns the first sequence of the stream (exact name) stored
+// strictly after t, 0 if none.
+func (m *Memory) SeqAfter(ctx context.Context, stream string, t time.Time) (uint64, error) {
+	if err := m.check(ctx, "sequence after a time"); err != nil {
+		return 0, err
+	}
+	st := m.lookup(stream)
+	if st == nil {
+		return 0, nil
+	}
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	i := sort.Search(len(st.slots), func(k int) bool { return st.slots[k].at.After(t) })
+	if i == len(st.slots) {
+		return 0, nil
+	}
+	return st.slots[i].seq, nil
+}
+
 // History opens a reader over the records of q.Stream within r that match
 // q. The reader is consistent with concurrent publishes, deletions and
 // evictions: it never returns a record above r.ToSeq, and records removed
@@ -552,17 +571,26 @@ func (m *Memory) Delete(ctx context.Context, stream string, seq uint64) (err err
 }
 
 // WipeStream removes every record of the streams whose name equals stream
-// case-insensitively; an unknown name is a successful no-op. Sequence
-// counters keep counting.
+// case-insensitively. ErrNotFound when none of them holds a subject (an
+// unknown name, a stream never published to or already wiped), as
+// aviso-server 0.13's in-memory backend answers. Sequence counters keep
+// counting.
 func (m *Memory) WipeStream(ctx context.Context, stream string) (err error) {
 	defer ObserveOp(m.obs, OpWipeStream, time.Now(), &err)
 	if err := m.check(ctx, "wipe stream"); err != nil {
 		return err
 	}
+	wiped := false
 	for _, st := range m.matching(stream) {
 		st.mu.Lock()
-		st.wipeLocked(m)
+		if len(st.subjects) > 0 {
+			wiped = true
+			st.wipeLocked(m)
+		}
 		st.mu.Unlock()
+	}
+	if !wiped {
+		return fmt.Errorf("memory engine: wipe stream %q: it holds no notification: %w", stream, ErrNotFound)
 	}
 	return nil
 }

@@ -57,6 +57,57 @@ func (e *Engine) LastSeq(ctx context.Context, stream string) (uint64, error) {
 	return s.CachedInfo().State.LastSeq, nil
 }
 
+// SeqAfter returns the first sequence of the stream named after stream
+// (uppercased) stored strictly after t, 0 if none or if the stream does
+// not exist. It asks the server for the first message at or after t plus
+// one nanosecond (a message get by start time, nats-server 2.11 and
+// later).
+func (e *Engine) SeqAfter(ctx context.Context, stream string, t time.Time) (uint64, error) {
+	if err := e.check(ctx, "sequence after a time"); err != nil {
+		return 0, err
+	}
+	if err := checkStreamKey(stream); err != nil {
+		return 0, fmt.Errorf("jetstream: sequence after a time: %w", err)
+	}
+	if t.After(maxStoredTime) {
+		return 0, nil // nothing can be stored that late
+	}
+	at := t.Add(time.Nanosecond)
+	if at.Before(minStoredTime) {
+		at = minStoredTime
+	}
+	name := StreamName(stream)
+	rctx, cancel := e.requestContext(ctx)
+	defer cancel()
+	body, _ := json.Marshal(struct {
+		StartTime time.Time `json:"start_time"`
+		NoHeaders bool      `json:"no_hdr"`
+	}{at.UTC(), true})
+	op := "first sequence of stream " + name + " after " + t.UTC().Format(time.RFC3339Nano)
+	reply, err := e.cur().nc.RequestWithContext(rctx, "$JS.API.STREAM.MSG.GET."+name, body)
+	if err != nil {
+		return 0, e.fail(ctx, op+" on "+e.where, err)
+	}
+	var resp struct {
+		Message *struct {
+			Seq uint64 `json:"seq"`
+		} `json:"message"`
+		Error *jetstream.APIError `json:"error"`
+	}
+	if err := json.Unmarshal(reply.Data, &resp); err != nil {
+		return 0, fmt.Errorf("jetstream: %s: invalid answer from %s: %w", op, e.where, err)
+	}
+	switch {
+	case resp.Error != nil && (resp.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound || resp.Error.ErrorCode == jetstream.JSErrCodeStreamNotFound):
+		return 0, nil
+	case resp.Error != nil:
+		return 0, e.fail(ctx, op+" on "+e.where, resp.Error)
+	case resp.Message == nil:
+		return 0, fmt.Errorf("jetstream: %s: %s answered without a message", op, e.where)
+	}
+	return resp.Message.Seq, nil
+}
+
 // owned returns the stream named after key (uppercased) if herald
 // manages it: it carries the herald marker, or it is one of the
 // configured streams. Anything else is engine.ErrNotFound.

@@ -21,6 +21,7 @@ import (
 
 	"herald/configs"
 	"herald/engine"
+	"herald/notification"
 )
 
 // Mode says whether a stream goes live.
@@ -34,6 +35,15 @@ const (
 	// Replay streams history between the cursors and ends.
 	Replay
 )
+
+// Op names the operation of a stream of mode m in request errors
+// (notification.OpWatch or notification.OpReplay).
+func (m Mode) Op() string {
+	if m == Replay {
+		return notification.OpReplay
+	}
+	return notification.OpWatch
+}
 
 // Phase says where a record handed to a sink comes from.
 type Phase uint8
@@ -127,6 +137,12 @@ type Opening struct {
 	// Boundary is the last sequence stored when the stream joined: history
 	// is at or below it, live above it.
 	Boundary uint64
+	// EndSeq, for a replay with an end cursor (to_id or to_date), is the
+	// last sequence it can deliver: the boundary, lowered to to_id, or to
+	// just before the first record stored after to_date. It is below the
+	// first stored sequence (possibly 0) when the window is empty. Nil
+	// without an end cursor.
+	EndSeq *uint64
 	// TakeDropped, for a watch, returns and resets the number of live
 	// records its queue discarded (engine.DropOnOverflow); nil for a
 	// replay.
@@ -335,6 +351,9 @@ type runner struct {
 
 	sub      *engine.Subscription
 	boundary uint64
+	// endSeq is a replay's last deliverable sequence (resolveEnd), nil
+	// without an end cursor.
+	endSeq *uint64
 	beat     <-chan time.Time
 	maxDur   <-chan time.Time
 	// beatTicker and maxTimer drive beat and maxDur; release stops them.
@@ -431,8 +450,11 @@ func (r *runner) setup() (End, bool) {
 			return r.setupFailed(err), false
 		}
 		r.boundary = last
+		if err := r.resolveEnd(); err != nil {
+			return r.setupFailed(err), false
+		}
 	}
-	open := Opening{Boundary: r.boundary}
+	open := Opening{Boundary: r.boundary, EndSeq: r.endSeq}
 	if r.sub != nil {
 		open.TakeDropped = r.sub.TakeDropped
 	}
@@ -458,6 +480,30 @@ func (r *runner) setup() (End, bool) {
 		}
 	}
 	return End{}, true
+}
+
+// resolveEnd fixes the last sequence of a replay with an end cursor,
+// against the boundary just read.
+func (r *runner) resolveEnd() error {
+	c := r.spec.Cursors
+	if c.ToSeq == nil && c.ToDate == nil {
+		return nil
+	}
+	end := r.boundary
+	if c.ToSeq != nil {
+		end = min(end, *c.ToSeq)
+	}
+	if c.ToDate != nil {
+		after, err := r.eng.SeqAfter(r.ctx, r.spec.Query.Stream, *c.ToDate)
+		if err != nil {
+			return err
+		}
+		if after != 0 {
+			end = min(end, after-1)
+		}
+	}
+	r.endSeq = &end
+	return nil
 }
 
 // sinkFailed is the end of a stream whose sink failed: an overflow the
@@ -592,6 +638,9 @@ func (r *runner) selected(rec *engine.Record) bool {
 func (r *runner) historyRange() engine.Range {
 	c := r.spec.Cursors
 	rng := engine.Range{ToSeq: r.boundary}
+	if r.endSeq != nil {
+		rng.ToSeq = min(rng.ToSeq, *r.endSeq)
+	}
 	if c.FromSeq != nil {
 		rng.FromSeq = *c.FromSeq
 	}

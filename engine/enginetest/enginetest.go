@@ -67,6 +67,7 @@ func Run(t *testing.T, newEngine func(t *testing.T) engine.Engine) {
 		{"OwnerClose", testOwnerClose},
 		{"Delete", testDelete},
 		{"WipeStream", testWipeStream},
+		{"SeqAfter", testSeqAfter},
 		{"WipeAll", testWipeAll},
 		{"CloseEndsSubscriptions", testCloseEndsSubscriptions},
 	}
@@ -1034,6 +1035,45 @@ func testWipeStream(t *testing.T, e engine.Engine) {
 		t.Errorf("next seq %d, want 4", p.seq)
 	}
 	checkSeqs(t, "mars after publish", historySeqs(t, e, marsAll, everything), []uint64{4})
+}
+
+// testSeqAfter: the first sequence stored strictly after a time, which
+// fixes the end of a replay with to_date; 0 after the last record and on
+// a stream that holds nothing.
+func testSeqAfter(t *testing.T, e engine.Engine) {
+	ps := publishMars(t, e, steps(4)...)
+	after := func(at time.Time) uint64 {
+		t.Helper()
+		seq, err := e.SeqAfter(t.Context(), mars, at)
+		if err != nil {
+			t.Fatalf("SeqAfter(%s): %v", at.Format(time.RFC3339Nano), err)
+		}
+		return seq
+	}
+	// What each answer must be, from the stored times themselves (two
+	// records may share a timestamp).
+	want := func(at time.Time) uint64 {
+		for _, p := range ps {
+			if p.at.After(at) {
+				return p.seq
+			}
+		}
+		return 0
+	}
+	for _, at := range []time.Time{ps[0].at.Add(-time.Second), ps[0].at, ps[1].at, ps[2].at.Add(-time.Nanosecond), ps[3].at, ps[3].at.Add(time.Hour)} {
+		if got, w := after(at), want(at); got != w {
+			t.Errorf("SeqAfter(%s) = %d, want %d", at.Format(time.RFC3339Nano), got, w)
+		}
+	}
+	if got := after(ps[0].at.Add(-time.Second)); got != 1 {
+		t.Errorf("SeqAfter(before everything) = %d, want 1", got)
+	}
+	if got := after(ps[3].at); got != 0 {
+		t.Errorf("SeqAfter(the last record's time) = %d, want 0", got)
+	}
+	if got, err := e.SeqAfter(t.Context(), diss, ps[0].at.Add(-time.Hour)); err != nil || got != 0 {
+		t.Errorf("SeqAfter on a stream holding nothing = %d, %v; want 0", got, err)
+	}
 }
 
 // testWipeAll: wiping everything removes every record; counters keep
