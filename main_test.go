@@ -716,7 +716,7 @@ func TestSIGHUPReloads(t *testing.T) {
 		if ev.name == "heartbeat" {
 			continue
 		}
-		if ev.name != "connection-closing" || ev.data["reason"] != "schema_removed" {
+		if ev.name != "connection-closing" || ev.data["reason"] != "end_of_stream" || ev.data["cause"] != "schema_removed" {
 			t.Fatalf("watcher of the removed event type got %v", ev)
 		}
 		break

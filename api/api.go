@@ -64,6 +64,9 @@ func NewRouter(opts Options) http.Handler {
 	r.Get("/", h.Home)
 	r.Get("/health", h.Health)
 	r.Get("/ready", h.Ready)
+	// The CloudEvent dataschema link (<base_url>/schema/<event_type>, as
+	// aviso writes it) resolves to the event type's schema.
+	r.Get("/schema/{event_type}", h.SchemaGet)
 	r.Get("/api-docs/openapi.json", openapi.Document)
 	r.Get("/api-docs/asyncapi.json", openapi.AsyncAPIDocument)
 	r.Get("/swagger-ui", openapi.DocsPage)

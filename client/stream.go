@@ -100,8 +100,9 @@ type Reconnect struct {
 	// Delay is the wait before it.
 	Delay time.Duration
 	// Cause says why the previous connection ended: a closing reason
-	// (end_of_stream, max_duration_reached, server_shutdown,
-	// schema_changed) or the transport error.
+	// (end_of_stream, max_duration_reached, server_shutdown) or herald's
+	// cause of an end_of_stream (schema_changed, lagging, ...), or the
+	// transport error.
 	Cause string
 	// FromID or FromDate is the start cursor of the new connection.
 	FromID, FromDate string
@@ -109,9 +110,10 @@ type Reconnect struct {
 
 // End is how a followed stream ended.
 type End struct {
-	// Reason is the reason of the final connection-closing event
-	// (end_of_stream; for a watch, schema_removed), or "completed" when
-	// a replay's end cursor was reached before the server closed.
+	// Reason is the reason of the final connection-closing event, or
+	// herald's cause when it gives one (end_of_stream; schema_removed),
+	// or "completed" when a replay's end cursor was reached before the
+	// server closed.
 	Reason  string
 	Message string
 	// LimitReached is max_allowed of notification_replay_limit_reached
@@ -145,23 +147,35 @@ type FollowOptions struct {
 
 // closing is the data of connection-closing.
 type closing struct {
-	Reason       string  `json:"reason"`
+	Reason string `json:"reason"`
+	// Cause is herald's own cause of an end_of_stream (schema_changed,
+	// schema_removed, lagging, overflow, gap, history_failed, ...).
+	Cause        string  `json:"cause"`
 	Message      string  `json:"message"`
 	ResumeFromID *string `json:"resume_from_id"`
+}
+
+// why is the closing's precise reason: herald's cause when it gives one,
+// else the reason.
+func (cl *closing) why() string {
+	if cl.Cause != "" {
+		return cl.Cause
+	}
+	return cl.Reason
 }
 
 // Follow runs a watch or replay to its end and hands every notification
 // to h.OnEvent exactly once, in sequence order. When the connection is
 // lost, or the server closes a watch (end_of_stream, with or without
-// resume_from_id, max_duration_reached, server_shutdown,
-// schema_changed), it reconnects by itself from the next sequence it
+// resume_from_id or a cause, max_duration_reached, server_shutdown), it
+// reconnects by itself from the next sequence it
 // needs, with a backoff after failures, and skips anything already
 // delivered. A live-only watch that has delivered nothing yet resumes
 // from the time the server opened it, so nothing stored meanwhile is
 // missed either.
 //
 // A replay returns at its connection-closing end_of_stream; a watch
-// returns only when its event type is removed (reason schema_removed),
+// returns only when its event type is removed (cause schema_removed),
 // when ctx ends (ctx.Err()), or on an error. The first connection's
 // failure is returned as it is (*ConnectError, *APIError); later
 // refusals other than 429 and 503 end Follow too.
@@ -270,8 +284,8 @@ func (f *follower) run(ctx context.Context) (*End, error) {
 					f.resume = v
 				}
 			}
-			if (f.mode == Replay && cl.Reason == "end_of_stream" && cl.ResumeFromID == nil) || cl.Reason == "schema_removed" {
-				f.end.Reason, f.end.Message = cl.Reason, cl.Message
+			if (f.mode == Replay && cl.why() == "end_of_stream" && cl.ResumeFromID == nil) || cl.why() == "schema_removed" {
+				f.end.Reason, f.end.Message = cl.why(), cl.Message
 				return &f.end, nil
 			}
 		} else if f.mode == Replay && completed {
@@ -282,7 +296,7 @@ func (f *follower) run(ctx context.Context) (*End, error) {
 		}
 		switch {
 		case cl != nil:
-			cause = cl.Reason
+			cause = cl.why()
 		case err != nil:
 			cause = err.Error()
 		default:

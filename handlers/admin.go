@@ -111,10 +111,11 @@ func (h *Handlers) AdminWipeStream(w http.ResponseWriter, r *http.Request) {
 		httperr.WriteJSON(w, http.StatusBadRequest, AdminWipeResponse{Message: msg, RequestID: id})
 		return
 	}
-	// The name is the stream's own, never an event type's: wiping must
-	// not resolve an alias (as in aviso-server).
+	// An event-type name (exact, else case-insensitive) is resolved to
+	// its topic base, as aviso-server 0.13 does; any other name is the
+	// stream key as given.
 	name := *req.StreamName
-	stream := name
+	stream := h.Registry().ResolveStream(name)
 	if err := checkStreamName(stream); err != nil {
 		httperr.WriteJSON(w, http.StatusBadRequest, AdminWipeResponse{Message: "stream_name: " + err.Error(), RequestID: id})
 		return
@@ -122,7 +123,11 @@ func (h *Handlers) AdminWipeStream(w http.ResponseWriter, r *http.Request) {
 	if err := h.eng.WipeStream(r.Context(), stream); err != nil {
 		switch {
 		case errors.Is(err, engine.ErrNotFound):
-			httperr.WriteJSON(w, http.StatusNotFound, AdminWipeResponse{Message: "Failed to wipe stream: " + name + ": no such stream", RequestID: id})
+			msg := "Stream not found: " + name
+			if names := h.Registry().Names(); len(names) > 0 {
+				msg += ". Known event types: " + strings.Join(names, ", ")
+			}
+			httperr.WriteJSON(w, http.StatusNotFound, AdminWipeResponse{Message: msg, RequestID: id})
 		case errors.Is(err, engine.ErrInvalid):
 			httperr.WriteJSON(w, http.StatusBadRequest, AdminWipeResponse{Message: "stream_name: " + err.Error(), RequestID: id})
 		case errors.Is(err, engine.ErrUnavailable):

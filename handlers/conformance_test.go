@@ -10,8 +10,8 @@ import (
 )
 
 // TestAvisoConformance sends the requests where differential testing
-// against aviso-server 0.7.1 found herald answering otherwise, and checks
-// herald's answer now.
+// against aviso-server (0.7.1, then 0.13.1) found herald answering
+// otherwise, and checks herald's answer now.
 func TestAvisoConformance(t *testing.T) {
 	s := startServer(t, testConfig+"  mars_x:\n    identifier:\n      a: {type: StringHandler, required: false}\n", nil)
 	s.notify(t, `{"event_type":"mars","identifier":{"class":"od","expver":"1","domain":"g","date":"20250706","time":"12","stream":"enfo","step":1}}`)
@@ -29,20 +29,33 @@ func TestAvisoConformance(t *testing.T) {
 			t.Fatalf("%d %s", r.Status, r.Raw)
 		}
 	})
-	t.Run("wipe never resolves an event type", func(t *testing.T) {
-		r := s.do(t, http.MethodDelete, "/api/v1/admin/wipe/stream", `{"stream_name":"dissemination"}`)
-		// In memory an unknown stream wipes nothing and succeeds (as in
-		// aviso); JetStream has no stream of that name.
-		want := http.StatusOK
-		if _, memory := s.Engine.(*engine.Memory); !memory {
-			want = http.StatusNotFound
-		}
-		if r.Status != want {
+	t.Run("wipe resolves an event type", func(t *testing.T) {
+		// aviso-server 0.13: an event-type name (exact, else any case) is
+		// resolved to its topic base (dissemination's is diss); the
+		// answer repeats the name as sent.
+		r := s.do(t, http.MethodDelete, "/api/v1/admin/wipe/stream", `{"stream_name":"DISSemination"}`)
+		if r.Status != http.StatusOK || r.Body["success"] != true || r.Body["message"] != "Successfully wiped stream: DISSemination" {
 			t.Fatalf("%d %s", r.Status, r.Raw)
 		}
 		st := s.open(t, "/api/v1/replay", `{"event_type":"dissemination","identifier":{},"from_id":"0"}`)
-		if got := names(st.all(wait)); len(got) != 4 || got[1] != "replay:dissemination@1" {
-			t.Fatalf("the dissemination stream lost its notification: %v", got)
+		if got := names(st.all(wait)); len(got) != 3 || got[1] != "replay-control:replay_completed" {
+			t.Fatalf("the dissemination stream was not wiped: %v", got)
+		}
+		// Wiped, the in-memory stream holds nothing: 404 as in aviso
+		// 0.13; the JetStream stream still exists and is purged again.
+		want := http.StatusNotFound
+		if _, memory := s.Engine.(*engine.Memory); !memory {
+			want = http.StatusOK
+		}
+		if r := s.do(t, http.MethodDelete, "/api/v1/admin/wipe/stream", `{"stream_name":"dissemination"}`); r.Status != want {
+			t.Fatalf("second wipe: %d %s", r.Status, r.Raw)
+		}
+	})
+	t.Run("wipe of an unknown stream", func(t *testing.T) {
+		r := s.do(t, http.MethodDelete, "/api/v1/admin/wipe/stream", `{"stream_name":"no-such-stream"}`)
+		want := "Stream not found: no-such-stream. Known event types: cloud, dissemination, extreme, mars, mars_x"
+		if r.Status != http.StatusNotFound || r.Body["success"] != false || r.Body["message"] != want {
+			t.Fatalf("%d %s\nwant message %q", r.Status, r.Raw, want)
 		}
 	})
 	t.Run("wipe keys are case-sensitive", func(t *testing.T) {
@@ -51,15 +64,19 @@ func TestAvisoConformance(t *testing.T) {
 			t.Fatalf("%d %s", r.Status, r.Raw)
 		}
 	})
-	for _, c := range []struct{ path, fromID, code, message string }{
-		{"/api/v1/replay", " 7", "INVALID_REPLAY_REQUEST", `invalid from_id: sequence " 7" has surrounding whitespace: send only the digits, "7"`},
-		{"/api/v1/replay", "7 ", "INVALID_REPLAY_REQUEST", `invalid from_id: sequence "7 " has surrounding whitespace: send only the digits, "7"`},
-		{"/api/v1/watch", "\\t1", "INVALID_WATCH_REQUEST", `invalid from_id: sequence "\t1" has surrounding whitespace: send only the digits, "1"`},
+	// The message is aviso-server 0.13's wording, the details herald's.
+	for _, c := range []struct{ path, fromID, code, message, details string }{
+		{"/api/v1/replay", " 7", "INVALID_REPLAY_REQUEST", "from_id must be a valid positive integer. Got: ' 7'. Valid examples: '1', '123', '9999'",
+			`from_id: sequence " 7" has surrounding whitespace: send only the digits, "7"`},
+		{"/api/v1/replay", "7 ", "INVALID_REPLAY_REQUEST", "from_id must be a valid positive integer. Got: '7 '. Valid examples: '1', '123', '9999'",
+			`from_id: sequence "7 " has surrounding whitespace: send only the digits, "7"`},
+		{"/api/v1/watch", "\\t1", "INVALID_WATCH_REQUEST", "from_id must be a valid positive integer. Got: '\t1'. Valid examples: '1', '123', '9999'",
+			`from_id: sequence "\t1" has surrounding whitespace: send only the digits, "1"`},
 	} {
 		t.Run("from_id "+c.fromID, func(t *testing.T) {
 			r := s.do(t, http.MethodPost, c.path, `{"event_type":"mars","identifier":{"class":"od"},"from_id":"`+c.fromID+`"}`)
-			if r.Status != http.StatusBadRequest || r.Body["code"] != c.code || r.Body["message"] != c.message {
-				t.Fatalf("%d %s\nwant %q", r.Status, r.Raw, c.message)
+			if r.Status != http.StatusBadRequest || r.Body["code"] != c.code || r.Body["message"] != c.message || r.Body["details"] != c.details {
+				t.Fatalf("%d %s\nwant %q / %q", r.Status, r.Raw, c.message, c.details)
 			}
 		})
 	}
@@ -113,11 +130,20 @@ func TestAvisoConformance(t *testing.T) {
 			t.Fatalf("replay of the batch's notification: %v", got)
 		}
 	})
+	// aviso-server 0.13: the end cursors belong to the request model, and
+	// notify and watch refuse them with their own validation code.
 	for _, key := range []string{"to_id", "to_date"} {
 		t.Run(key+" on notify", func(t *testing.T) {
 			r := s.do(t, http.MethodPost, "/api/v1/notification", `{"event_type":"extreme","identifier":{"region":"r","anomaly":1},"`+key+`":"3"}`)
-			if r.Status != http.StatusBadRequest || r.Body["code"] != "UNKNOWN_FIELD" ||
-				r.Body["message"] != "Request contains unknown fields: '"+key+"' (allowed: event_type, identifier, from_id, from_date, payload)" {
+			if r.Status != http.StatusBadRequest || r.Body["code"] != "INVALID_NOTIFICATION_REQUEST" ||
+				r.Body["message"] != "to_id and to_date are only supported for the replay endpoint, not /notification" {
+				t.Fatalf("%d %s", r.Status, r.Raw)
+			}
+		})
+		t.Run(key+" on watch", func(t *testing.T) {
+			r := s.do(t, http.MethodPost, "/api/v1/watch", `{"event_type":"extreme","identifier":{},"`+key+`":"3"}`)
+			if r.Status != http.StatusBadRequest || r.Body["code"] != "INVALID_WATCH_REQUEST" ||
+				r.Body["message"] != "to_id and to_date are only supported for the replay endpoint, not /watch" {
 				t.Fatalf("%d %s", r.Status, r.Raw)
 			}
 		})
@@ -149,7 +175,7 @@ func TestWhereOnWatchAndReplay(t *testing.T) {
 		{"/api/v1/replay", `{"event_type":"mars","identifier":{"class":"od"},"from_id":"0","where":"nope = 1"}`, "INVALID_REPLAY_REQUEST",
 			"where: column 1: unknown field 'nope' for event type 'mars'; its fields are 'class', 'expver', 'domain', 'date', 'time', 'stream', 'step'"},
 		{"/api/v1/notification", `{"event_type":"mars","identifier":{},"where":"step > 1"}`, "UNKNOWN_FIELD",
-			"Request contains unknown fields: 'where' (allowed: event_type, identifier, from_id, from_date, payload)"},
+			"Request contains unknown fields: 'where' (allowed: event_type, identifier, from_id, from_date, to_id, to_date, payload)"},
 	} {
 		r := s.do(t, http.MethodPost, c.path, c.body)
 		if r.Status != http.StatusBadRequest || r.Body["code"] != c.code || r.Body["message"] != c.message {

@@ -74,18 +74,25 @@ func (h *Handlers) Health(w http.ResponseWriter, r *http.Request) {
 	httperr.WriteJSON(w, http.StatusOK, body)
 }
 
-// Ready serves GET /ready: 200 {"status":"ready"} when the backend
-// answers, 503 with Retry-After while it is down (for load balancers and
-// orchestrators).
+// ReadyBody is the body of GET /ready (aviso-server 0.13's).
+type ReadyBody struct {
+	Status           string `json:"status"`
+	BackendConnected bool   `json:"backend_connected"`
+}
+
+// Ready serves GET /ready: 200 {"status":"ready","backend_connected":true}
+// while the backend answers, 503 {"status":"not_ready",
+// "backend_connected":false} with Retry-After while it is down (for load
+// balancers and orchestrators). Engines without a backend connection are
+// always ready. Why the backend is down is logged at DEBUG (probes poll).
 func (h *Handlers) Ready(w http.ResponseWriter, r *http.Request) {
 	if state, err := h.backendState(r.Context()); state == "unavailable" {
+		h.log.Debug("not ready: the backend is unavailable", "request_id", httperr.RequestID(r.Context()), "error", err)
 		w.Header().Set("Retry-After", "5")
-		httperr.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{
-			"status": "unavailable", "error": err.Error(), "request_id": httperr.RequestID(r.Context()),
-		})
+		httperr.WriteJSON(w, http.StatusServiceUnavailable, ReadyBody{Status: "not_ready"})
 		return
 	}
-	httperr.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	httperr.WriteJSON(w, http.StatusOK, ReadyBody{Status: "ready", BackendConnected: true})
 }
 
 // HomepageSettings are what the built-in homepage links besides the API.

@@ -45,6 +45,12 @@ func (h *Handlers) Notify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	obs.setSchema(s)
+	if err := req.CheckNoEnd("/notification"); err != nil {
+		// Refused before `point` and before authorisation, as aviso-server
+		// does (reference §3 step 0).
+		writeRequestError(w, r, notifyEndpoint, err)
+		return
+	}
 	if _, ok := req.Identifier[configs.FieldPoint]; ok {
 		// `point` is refused before authorisation (reference §3 step 1);
 		// Schema.Notify checks it first and owns the message.

@@ -149,6 +149,10 @@ func (h *Handlers) parseBatch(set *Settings, raws [][]byte, els []batchElement) 
 			continue
 		}
 		el.schema = l.s
+		if err := req.CheckNoEnd("/notification"); err != nil {
+			el.refuse(err)
+			continue
+		}
 		if _, ok := req.Identifier[configs.FieldPoint]; ok {
 			// Schema.Notify checks `point` first and owns the message.
 			_, err := l.s.Notify(req.Identifier, req.Payload)

@@ -198,10 +198,10 @@ func TestNotifyBatchInvalid(t *testing.T) {
 		`"message":"7 of the batch's 8 notifications are invalid; nothing was stored",`+
 		`"details":"notifications[1]: unknown event type 'nope'","request_id":"$ID","errors":[`+
 		`{"index":1,"code":"UNKNOWN_EVENT_TYPE","message":"unknown event type 'nope'"},`+
-		`{"index":2,"code":"INVALID_NOTIFICATION_REQUEST","message":"identifier 'point' is only allowed on watch and replay (it filters by location); notifications carry a polygon or point_cloud instead"},`+
+		`{"index":2,"code":"INVALID_NOTIFICATION_REQUEST","message":"identifier.point is only supported for watch/replay endpoints, not /notification"},`+
 		`{"index":3,"code":"INVALID_NOTIFICATION_REQUEST","message":"invalid value for identifier 'i': value 101 is outside the allowed range [0, 100]"},`+
 		`{"index":4,"code":"INVALID_REQUEST_SHAPE","message":"Request deserialization failed: expected a JSON object with event_type and identifier, found an array"},`+
-		`{"index":5,"code":"UNKNOWN_FIELD","message":"Request contains unknown fields: 'extra' (allowed: event_type, identifier, from_id, from_date, payload)"},`+
+		`{"index":5,"code":"UNKNOWN_FIELD","message":"Request contains unknown fields: 'extra' (allowed: event_type, identifier, from_id, from_date, to_id, to_date, payload)"},`+
 		`{"index":6,"code":"INVALID_NOTIFICATION_REQUEST","message":"payload is required for event type 'num'"},`+
 		"{\"index\":7,\"code\":\"INVALID_REQUEST_SHAPE\",\"message\":\"Request deserialization failed: duplicate field `k` in `identifier`: each identifier key may appear once\"}]}")
 	wantStored(t, s.Engine, map[string][]string{"ev": nil, "num": nil})

@@ -302,10 +302,16 @@ func TestOutage(t *testing.T) {
 		return rs == http.StatusServiceUnavailable && hs == http.StatusOK && hb == "{\"backend\":\"unavailable\",\"status\":\"ok\"}\n"
 	})
 	// The client library's burst is over once the engine re-dials.
+	// /ready answers aviso's two fields only; the engine itself says
+	// why it is not ready.
+	rd := s.Engine.(interface{ Ready(context.Context) error })
 	waitUntil(t, timeout, "the engine to re-dial after the reconnection burst", func() bool {
-		_, body, _ := get(s.URL + "/ready")
-		return strings.Contains(body, "re-dialling")
+		err := rd.Ready(context.Background())
+		return err != nil && strings.Contains(err.Error(), "re-dialling")
 	})
+	if rs, rb, _ := get(s.URL + "/ready"); rs != http.StatusServiceUnavailable || rb != "{\"status\":\"not_ready\",\"backend_connected\":false}\n" {
+		t.Errorf("/ready while re-dialling: %d %q", rs, rb)
+	}
 	burstOver := time.Since(down)
 	if hs, hb, _ := get(s.URL + "/health"); hs != http.StatusOK || hb != "{\"backend\":\"unavailable\",\"status\":\"ok\"}\n" {
 		t.Errorf("/health while re-dialling: %d %s", hs, hb)
@@ -324,7 +330,7 @@ func TestOutage(t *testing.T) {
 	if hs, hb, _ := get(s.URL + "/health"); hs != http.StatusOK || hb != "{\"backend\":\"ok\",\"status\":\"ok\"}\n" {
 		t.Errorf("/health after recovery: %d %q", hs, hb)
 	}
-	if rs, rb, _ := get(s.URL + "/ready"); rs != http.StatusOK {
+	if rs, rb, _ := get(s.URL + "/ready"); rs != http.StatusOK || rb != "{\"status\":\"ready\",\"backend_connected\":true}\n" {
 		t.Errorf("/ready after recovery: %d %s", rs, rb)
 	}
 

@@ -97,11 +97,16 @@ func TestReload(t *testing.T) {
 		r.Body["streams_ended"] != float64(2) || r.Body["previous_fingerprint"] != before || r.Body["fingerprint"] != fingerprint() || fingerprint() == before {
 		t.Fatalf("reload: %d %s", r.Status, r.Raw)
 	}
-	if ev := doomed.skipBeats(wait); ev.Name != "connection-closing" || ev.Data["reason"] != "schema_removed" || ev.Data["resume_from_id"] != nil {
+	// The aviso client accepts only its three reasons (any other ends its
+	// listener): herald's cause travels in "cause", the reason is
+	// end_of_stream, on which the client reconnects by itself.
+	if ev := doomed.skipBeats(wait); ev.Name != "connection-closing" || ev.Data["reason"] != "end_of_stream" || ev.Data["cause"] != "schema_removed" ||
+		ev.Data["message"] != "The event type was removed from the configuration" || ev.Data["resume_from_id"] != nil {
 		t.Fatalf("removed event type's watcher got %s %s", ev.Name, ev.Raw)
 	}
 	doomed.expectEnd(wait)
-	if ev := shifting.skipBeats(wait); ev.Name != "connection-closing" || ev.Data["reason"] != "schema_changed" || ev.Data["resume_from_id"] != "2" {
+	if ev := shifting.skipBeats(wait); ev.Name != "connection-closing" || ev.Data["reason"] != "end_of_stream" || ev.Data["cause"] != "schema_changed" ||
+		ev.Data["message"] != "The event type's schema changed; reconnect from resume_from_id to continue under the new schema" || ev.Data["resume_from_id"] != "2" {
 		t.Fatalf("changed event type's watcher got %s %s", ev.Name, ev.Raw)
 	}
 	shifting.expectEnd(wait)

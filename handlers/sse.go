@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"herald/api/httperr"
+	"herald/stream"
 )
 
 // SSE event names (reference §5.2).
@@ -160,9 +161,14 @@ type (
 		Topic        string  `json:"topic"`
 		FromSequence *uint64 `json:"from_sequence"`
 		FromDate     *string `json:"from_date"`
-		BatchSize    int     `json:"batch_size"`
-		Timestamp    string  `json:"timestamp"`
-		RequestID    string  `json:"request_id"`
+		// EndSequence and ToDate describe a replay's end cursor (aviso
+		// 0.13): the last sequence it can deliver and the to_date asked
+		// for; null without one, and always null on a watch.
+		EndSequence *uint64 `json:"end_sequence"`
+		ToDate      *string `json:"to_date"`
+		BatchSize   int     `json:"batch_size"`
+		Timestamp   string  `json:"timestamp"`
+		RequestID   string  `json:"request_id"`
 	}
 	replayCompleted struct {
 		Type      string `json:"type"`
@@ -188,7 +194,12 @@ type (
 		RequestID string  `json:"request_id"`
 	}
 	connectionClosing struct {
-		Reason    string `json:"reason"`
+		Reason string `json:"reason"`
+		// Cause (herald) is the precise reason of a stream herald ends for
+		// a cause of its own (a reload, a watcher that fell behind, a lost
+		// live feed): Reason is then one the aviso client accepts, so that
+		// it reconnects by itself. Absent for aviso's own ends.
+		Cause     string `json:"cause,omitempty"`
 		Timestamp string `json:"timestamp"`
 		Message   string `json:"message"`
 		Topic     string `json:"topic"`
@@ -200,25 +211,41 @@ type (
 	}
 )
 
-// Close reasons and their fixed messages (reference §5.2).
+// Close reasons and their fixed messages (reference §5.2). These three
+// are the only reasons the aviso client accepts in connection-closing:
+// any other ends its listener for good.
 const (
 	ReasonEndOfStream = "end_of_stream"
 	ReasonMaxDuration = "max_duration_reached"
 	ReasonShutdown    = "server_shutdown"
-	// ReasonSchemaChanged (herald) ends the streams of an event type whose
-	// schema a reload changed; resume_from_id continues them.
-	ReasonSchemaChanged = "schema_changed"
-	// ReasonSchemaRemoved (herald) ends the streams of an event type a
-	// reload removed.
-	ReasonSchemaRemoved = "schema_removed"
 )
 
 var closeMessages = map[string]string{
-	ReasonEndOfStream:   "Stream completed",
-	ReasonMaxDuration:   "Connection reached maximum duration",
-	ReasonShutdown:      "Server is shutting down gracefully",
-	ReasonSchemaChanged: "The event type's schema changed; reconnect from resume_from_id to continue under the new schema",
-	ReasonSchemaRemoved: "The event type was removed from the configuration",
+	ReasonEndOfStream: "Stream completed",
+	ReasonMaxDuration: "Connection reached maximum duration",
+	ReasonShutdown:    "Server is shutting down gracefully",
+}
+
+// sseEnd is how an SSE stream ends for one of herald's own causes: an
+// accepted reason (so the aviso client reconnects and resumes by itself),
+// the cause (stream.Reason's name) and its message.
+type sseEnd struct {
+	reason  string
+	message string
+}
+
+// causeEnds maps herald's stream ends that have no aviso reason of their
+// own onto an accepted one. Every one reconnects the aviso client at once
+// (end_of_stream before replay_completed, or on a watch, reconnects) with
+// from_id = last received + 1; resume_from_id says the same for other
+// clients.
+var causeEnds = map[stream.Reason]sseEnd{
+	stream.SchemaChanged: {ReasonEndOfStream, "The event type's schema changed; reconnect from resume_from_id to continue under the new schema"},
+	stream.SchemaRemoved: {ReasonEndOfStream, "The event type was removed from the configuration"},
+	stream.Lagging:       {ReasonEndOfStream, "The watcher fell behind the live notifications; reconnect from resume_from_id to continue"},
+	stream.Overflow:      {ReasonEndOfStream, "The watcher fell behind the live notifications; reconnect from resume_from_id to continue"},
+	stream.Gap:           {ReasonEndOfStream, "The live feed of this watch was interrupted; reconnect from resume_from_id to continue"},
+	stream.HistoryFailed: {ReasonEndOfStream, "The notification backend is unavailable; reconnect later from resume_from_id"},
 }
 
 // connKey carries a request's connection in its context.

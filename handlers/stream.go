@@ -55,7 +55,7 @@ func (h *Handlers) serveStream(w http.ResponseWriter, r *http.Request, mode stre
 		writeRequestError(w, r, ep, err)
 		return
 	}
-	filter, err := s.Filter(req.Identifier)
+	filter, err := s.Filter(req.Identifier, mode.Op())
 	if err != nil {
 		writeRequestError(w, r, ep, err)
 		return
@@ -171,17 +171,21 @@ type sseSink struct {
 // Open starts the event stream: the headers and the opening event,
 // replay_started for a stream with a start cursor, else
 // connection_established.
-func (s *sseSink) Open(stream.Opening) error {
+func (s *sseSink) Open(o stream.Opening) error {
 	h := s.h
 	s.sse = startSSE(s.w, h.now, h.writeTimeout, s.cors)
 	h.streams.Add(1)
 	now := h.now()
 	if s.cursors.HasStart() {
 		ev := replayStarted{Type: "replay_started", Topic: s.topic, FromSequence: s.cursors.FromSeq,
-			BatchSize: s.watch.ReplayBatchSize, Timestamp: sseTime(now), RequestID: s.reqID}
+			EndSequence: o.EndSeq, BatchSize: s.watch.ReplayBatchSize, Timestamp: sseTime(now), RequestID: s.reqID}
 		if s.cursors.FromDate != nil {
 			d := sseTime(*s.cursors.FromDate)
 			ev.FromDate = &d
+		}
+		if s.cursors.ToDate != nil {
+			d := sseTime(*s.cursors.ToDate)
+			ev.ToDate = &d
 		}
 		return s.sse.json(EventControl, ev)
 	}
@@ -259,6 +263,18 @@ func (s *sseSink) end(r *http.Request, ep endpoint, end stream.End) {
 		}
 		s.closing(ReasonEndOfStream, nil)
 	case stream.HistoryFailed:
+		if errors.Is(end.Err, engine.ErrUnavailable) {
+			// The backend is gone for now: end so that the client
+			// reconnects (and is answered 503 with Retry-After until it
+			// is back), never with an `error` event, which ends the aviso
+			// client's listener for good.
+			h.log.Warn("history fetch failed: the backend is unavailable; the client should reconnect from the resume id", "request_id", s.reqID,
+				"topic", s.topic, "error", end.Err, "resume_from_id", end.ResumeFrom)
+			s.causeClosing(end)
+			return
+		}
+		// Any other failed read ends as aviso-server ends it: an error
+		// event, then connection-closing, no replay_completed.
 		h.log.Error("history fetch failed", "request_id", s.reqID, "topic", s.topic, "error", end.Err)
 		s.streamError()
 		if s.sse.json(EventError, streamError{Error: "stream_processing_failed", Message: end.Message, Topic: s.topic, RequestID: s.reqID}) != nil {
@@ -269,32 +285,44 @@ func (s *sseSink) end(r *http.Request, ep endpoint, end stream.End) {
 		s.closing(ReasonMaxDuration, nil)
 	case stream.Shutdown:
 		s.closing(ReasonShutdown, nil)
-	case stream.SchemaChanged:
-		s.closing(ReasonSchemaChanged, resumeID(end.ResumeFrom))
-	case stream.SchemaRemoved:
-		s.closing(ReasonSchemaRemoved, nil)
-	case stream.Lagging:
-		// The watcher must reconnect from its resume point. That is said
-		// with connection-closing end_of_stream (and resume_from_id)
-		// only, never with an `error` event: the aviso client ends a
-		// listener for good on any `error` event, while on end_of_stream
-		// it reconnects by itself with from_id = last + 1, so it goes on
-		// with no gap and no duplicate.
-		h.log.Warn("watch closed: the client is not reading; it should reconnect from the resume id", "request_id", s.reqID,
-			"topic", s.topic, "reason", end.Message, "resume_from_id", end.ResumeFrom)
-		s.closing(ReasonEndOfStream, resumeID(end.ResumeFrom))
-	default: // Overflow, Gap
-		var resume *string
-		if end.Delivered {
-			resume = resumeID(end.ResumeFrom)
-		}
-		h.log.Warn("watch closed; the client should reconnect from its last sequence", "request_id", s.reqID,
-			"topic", s.topic, "reason", end.Message, "resume_from_id", end.ResumeFrom)
-		s.closing(ReasonEndOfStream, resume)
+	case stream.Lagging, stream.Overflow, stream.Gap:
+		// The watcher must reconnect from its resume point: end_of_stream
+		// (with its cause and resume_from_id), never an `error` event,
+		// since the aviso client ends a listener for good on any `error`
+		// while on end_of_stream it reconnects by itself with from_id =
+		// last + 1, so it goes on with no gap and no duplicate.
+		h.log.Warn("watch closed; the client should reconnect from the resume id", "request_id", s.reqID,
+			"topic", s.topic, "cause", end.Reason.String(), "reason", end.Message, "resume_from_id", end.ResumeFrom)
+		s.causeClosing(end)
+	default: // SchemaChanged, SchemaRemoved
+		s.causeClosing(end)
 	}
 }
 
-// closing writes the final connection-closing event.
+// causeClosing ends the stream for one of herald's own causes with a
+// reason the aviso client accepts, the cause and the resume id.
+func (s *sseSink) causeClosing(end stream.End) {
+	ce, ok := causeEnds[end.Reason]
+	if !ok {
+		ce = sseEnd{ReasonEndOfStream, closeMessages[ReasonEndOfStream]}
+	}
+	var resume *string
+	switch end.Reason {
+	case stream.SchemaRemoved:
+		// Nothing to resume: the event type is gone.
+	case stream.Overflow, stream.Gap:
+		if end.Delivered {
+			resume = resumeID(end.ResumeFrom)
+		}
+	default:
+		resume = resumeID(end.ResumeFrom)
+	}
+	_ = s.sse.json(EventClosing, connectionClosing{Reason: ce.reason, Cause: end.Reason.String(), Timestamp: sseTime(s.h.now()),
+		Message: ce.message, Topic: s.topic, ResumeFromID: resume, RequestID: s.reqID})
+}
+
+// closing writes the final connection-closing event of one of aviso's
+// own ends, with its fixed message.
 func (s *sseSink) closing(reason string, resume *string) {
 	_ = s.sse.json(EventClosing, connectionClosing{Reason: reason, Timestamp: sseTime(s.h.now()),
 		Message: closeMessages[reason], Topic: s.topic, ResumeFromID: resume, RequestID: s.reqID})

@@ -102,7 +102,6 @@ func TestReplayCursorsAndFilters(t *testing.T) {
 		{"dotted value", `{"event_type":"mars","identifier":{"class":"rd","stream":"a.b"},"from_id":"0"}`, "7"},
 		{"expver canonical", `{"event_type":"mars","identifier":{"class":"rd","expver":"PROD","time":"1230"},"from_id":"0"}`, "7"},
 		{"string wildcard quirk", `{"event_type":"mars","identifier":{"class":"od","stream":"*"},"from_id":"5"}`, "5 6"},
-		{"undeclared ignored", `{"event_type":"mars","identifier":{"class":"od","nope":"x"},"from_id":"6"}`, "6"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -161,26 +160,65 @@ func TestReplayFromDate(t *testing.T) {
 	}
 }
 
+// TestCursorValidation: cursor, spatial and identifier refusals of watch
+// and replay, in aviso-server 0.13's order. The message is aviso's wording
+// (clients may match it), the details herald's explanation.
 func TestCursorValidation(t *testing.T) {
 	s := startServer(t, testConfig, nil)
-	cases := []struct{ path, body, message string }{
-		{"/api/v1/replay", `{"event_type":"mars","identifier":{}}`, "replay needs a start cursor: send from_id (\"0\" for the beginning) or from_date"},
-		{"/api/v1/replay", `{"event_type":"mars","identifier":{},"from_id":" "}`, "from_id must not be empty: send the next sequence wanted as a decimal string, \"0\" for the beginning"},
-		{"/api/v1/watch", `{"event_type":"mars","identifier":{},"from_id":"1","from_date":"2025-01-01T00:00:00Z"}`, "from_id and from_date cannot be used together: send one start cursor"},
-		{"/api/v1/watch", `{"event_type":"mars","identifier":{},"from_id":"1","to_id":"4"}`, "to_id and to_date are only accepted on /api/v1/replay: a watch has no end"},
-		{"/api/v1/replay", `{"event_type":"mars","identifier":{},"from_id":"5","to_id":"4"}`, "to_id 4 is before from_id 5"},
-		{"/api/v1/replay", `{"event_type":"mars","identifier":{},"from_id":"1","to_id":"4","to_date":"2025-01-01T00:00:00Z"}`, "to_id and to_date cannot be used together: send one end cursor"},
-		{"/api/v1/replay", `{"event_type":"mars","identifier":{},"from_date":""}`, "from_date must not be empty"},
-		{"/api/v1/replay", `{"event_type":"mars","identifier":{"step":{"gte":1001}},"from_id":"1"}`, ""},
-		{"/api/v1/replay", `{"event_type":"mars","identifier":{"class":"od","stream":{"eq":"x"}},"from_id":"1"}`, "invalid value for identifier 'stream': constraint objects are not supported by StringHandler; only IntHandler, FloatHandler and EnumHandler fields accept them"},
-		{"/api/v1/replay", `{"event_type":"mars","identifier":{},"from_id":"x@5"}`, ""},
-		{"/api/v1/replay", `{"event_type":"mars","identifier":{},"from_date":"2025-06-09"}`, ""},
-		{"/api/v1/watch", `{"event_type":"mars","identifier":{}}`, "required field 'class' is missing"},
-		{"/api/v1/watch", `{"event_type":"dissemination","identifier":{"polygon":[[0,0],[0,1],[1,1],[0,0]],"point":[0.2,0.5]}}`, "identifier cannot contain both 'polygon' and 'point': send one spatial filter"},
-		{"/api/v1/replay", `{"event_type":"dissemination","identifier":{"target":"x","point":"91,0"},"from_id":"0"}`, ""},
-		{"/api/v1/watch", `{"event_type":"mars","identifier":{"class":"od","point":"1,1"}}`, "identifier 'point' is only available on event types with a polygon field; 'mars' has none"},
-		{"/api/v1/watch", `{"event_type":"cloud","identifier":{"source":"a","point_cloud":[[0,0]]}}`, "subscribers must not send 'point_cloud'; send a closed 'polygon' to select notifications with a point inside it"},
-		{"/api/v1/watch", `{"event_type":"cloud","identifier":{"source":"a"}}`, "required field 'point_cloud' is missing: subscribers send a closed 'polygon' to select point clouds"},
+	cases := []struct{ path, body, message, details string }{
+		{"/api/v1/replay", `{"event_type":"mars","identifier":{}}`,
+			"Replay endpoint requires either from_id or from_date parameter. Use from_id for sequence-based replay or from_date for time-based replay.",
+			"replay needs a start cursor: send from_id (\"0\" for the beginning) or from_date"},
+		{"/api/v1/replay", `{"event_type":"mars","identifier":{},"from_id":" "}`,
+			"from_id cannot be empty. Provide a valid sequence number or omit the field",
+			`from_id: sequence " " is empty: send a decimal sequence number such as "1" ("0" means from the beginning), or omit the field`},
+		{"/api/v1/watch", `{"event_type":"mars","identifier":{},"from_id":"1","from_date":"2025-01-01T00:00:00Z"}`,
+			"Cannot specify both from_id and from_date. Please provide only one replay parameter. Use from_id for sequence-based replay or from_date for time-based replay.",
+			"from_id and from_date cannot be used together: send one start cursor"},
+		{"/api/v1/watch", `{"event_type":"mars","identifier":{},"from_id":"1","to_id":"4"}`,
+			"to_id and to_date are only supported for the replay endpoint, not /watch",
+			"to_id and to_date are only accepted on /api/v1/replay: a watch has no end"},
+		{"/api/v1/replay", `{"event_type":"mars","identifier":{},"from_id":"5","to_id":"4"}`,
+			"to_id (4) must not be lower than from_id (5)", "to_id 4 is before from_id 5"},
+		{"/api/v1/replay", `{"event_type":"mars","identifier":{},"from_date":"2025-06-09T13:15:00.5Z","to_date":"2025-06-09T13:15:00Z"}`,
+			"to_date (2025-06-09T13:15:00+00:00) must not be earlier than from_date (2025-06-09T13:15:00.500+00:00)", "to_date is before from_date"},
+		{"/api/v1/replay", `{"event_type":"mars","identifier":{},"from_id":"1","to_id":"4","to_date":"2025-01-01T00:00:00Z"}`,
+			"Cannot specify both to_id and to_date. Please provide only one replay end parameter. Use to_id for a sequence-based end or to_date for a time-based end.",
+			"to_id and to_date cannot be used together: send one end cursor"},
+		{"/api/v1/replay", `{"event_type":"mars","identifier":{},"from_date":""}`,
+			"from_date cannot be empty. Provide a valid datetime/timestamp or omit the field", ""},
+		{"/api/v1/replay", `{"event_type":"mars","identifier":{},"from_id":"0","to_id":"x"}`,
+			"to_id must be a valid positive integer. Got: 'x'. Valid examples: '1', '123', '9999'", ""},
+		{"/api/v1/replay", `{"event_type":"mars","identifier":{"step":{"gte":1001}},"from_id":"1"}`, "", ""},
+		{"/api/v1/replay", `{"event_type":"mars","identifier":{"class":"od","stream":{"eq":"x"}},"from_id":"1"}`, "invalid value for identifier 'stream': constraint objects are not supported by StringHandler; only IntHandler, FloatHandler and EnumHandler fields accept them", ""},
+		{"/api/v1/replay", `{"event_type":"mars","identifier":{},"from_id":"x@5"}`, "", ""},
+		{"/api/v1/replay", `{"event_type":"mars","identifier":{},"from_date":"2025-06-09"}`, "", ""},
+		{"/api/v1/watch", `{"event_type":"mars","identifier":{}}`, "Required field 'class' missing for watch operation", "required field 'class' is missing"},
+		{"/api/v1/replay", `{"event_type":"mars","identifier":{},"from_id":"1"}`, "Required field 'class' missing for replay operation", "required field 'class' is missing"},
+		{"/api/v1/watch", `{"event_type":"dissemination","identifier":{"polygon":[[0,0],[0,1],[1,1],[0,0]],"point":[0.2,0.5]}}`,
+			"Cannot specify both identifier.polygon and identifier.point. Provide only one spatial filter.",
+			"identifier cannot contain both 'polygon' and 'point': send one spatial filter"},
+		{"/api/v1/replay", `{"event_type":"dissemination","identifier":{"target":"x","point":"91,0"},"from_id":"0"}`, "", ""},
+		{"/api/v1/watch", `{"event_type":"dissemination","identifier":{"target":"x","polygon":[[0,0],[0,1],[1,1]]}}`,
+			"field 'polygon' must be a valid polygon: it has 3 [lat,lon] pair(s) but needs at least 4 (3 vertices plus the closing repeat of the first vertex)", ""},
+		// A typo never widens a subscription (aviso-server 0.13): any key
+		// the schema does not declare is refused, the first in sorted order
+		// named.
+		{"/api/v1/watch", `{"event_type":"mars","identifier":{"class":"od","stpe":1,"nope":"x"}}`,
+			"Unknown field 'nope' provided for watch operation",
+			"'nope' is not an identifier field of event type 'mars'; its fields are 'class', 'expver', 'domain', 'date', 'time', 'stream', 'step'"},
+		{"/api/v1/replay", `{"event_type":"mars","identifier":{"class":"od","nope":{"gt":1}},"from_id":"0"}`,
+			"Unknown field 'nope' provided for replay operation", ""},
+		{"/api/v1/watch", `{"event_type":"mars","identifier":{"nope":"x"}}`, "Unknown field 'nope' provided for watch operation", ""},
+		{"/api/v1/watch", `{"event_type":"mars","identifier":{"class":"od","point":"1,1"}}`, "Unknown field 'point' provided for watch operation",
+			"identifier 'point' is only available on event types with a polygon field; 'mars' has none"},
+		{"/api/v1/watch", `{"event_type":"mars","identifier":{"class":"od","polygon":[[0,0],[0,1],[1,1],[0,0]]}}`, "Unknown field 'polygon' provided for watch operation", ""},
+		{"/api/v1/watch", `{"event_type":"cloud","identifier":{"source":"a","point_cloud":[[0,0]]}}`, "identifier.point_cloud is only supported for notify operations",
+			"subscribers must not send 'point_cloud'; send a closed 'polygon' to select notifications with a point inside it"},
+		{"/api/v1/watch", `{"event_type":"mars","identifier":{"class":"od","point_cloud":[[0,0]]}}`, "identifier.point_cloud is only supported for notify operations", ""},
+		{"/api/v1/watch", `{"event_type":"cloud","identifier":{"source":"a","point":[0,0]}}`, "identifier.point is not supported for point-cloud schemas; use identifier.polygon", ""},
+		{"/api/v1/watch", `{"event_type":"cloud","identifier":{"source":"a"}}`, "Required field 'point_cloud' missing for watch operation",
+			"required field 'point_cloud' is missing: subscribers send a closed 'polygon' to select point clouds"},
 	}
 	for _, c := range cases {
 		r := s.do(t, http.MethodPost, c.path, c.body)
@@ -193,6 +231,9 @@ func TestCursorValidation(t *testing.T) {
 		}
 		if c.message != "" && r.Body["message"] != c.message {
 			t.Fatalf("%s: message %q\nwant %q", c.body, r.Body["message"], c.message)
+		}
+		if c.details != "" && r.Body["details"] != c.details {
+			t.Fatalf("%s: details %q\nwant %q", c.body, r.Body["details"], c.details)
 		}
 	}
 }
@@ -373,7 +414,8 @@ func TestSlowWatcherIsClosed(t *testing.T) {
 		if want > published {
 			t.Fatalf("all %d delivered: the queue never overflowed", published)
 		}
-		if ev.Name != "connection-closing" || ev.Data["reason"] != "end_of_stream" || ev.Data["message"] != "Stream completed" ||
+		if ev.Name != "connection-closing" || ev.Data["reason"] != "end_of_stream" || ev.Data["cause"] != "overflow" ||
+			ev.Data["message"] != "The watcher fell behind the live notifications; reconnect from resume_from_id to continue" ||
 			ev.Data["resume_from_id"] != strconv.FormatUint(want, 10) {
 			t.Fatalf("after %d live events: %s %s", want-1, ev.Name, ev.Raw)
 		}

@@ -151,7 +151,7 @@ func TestTypedEvolutionOnReload(t *testing.T) {
 		r.Body["fingerprint"] == r.Body["previous_fingerprint"] || jsonString(r.Body["settings_changed"]) != `[]` {
 		t.Fatalf("compatible reload: %d %s", r.Status, r.Raw)
 	}
-	if ev := avro.skipBeats(wait); ev.Name != "connection-closing" || ev.Data["reason"] != "schema_changed" || ev.Data["resume_from_id"] != "2" {
+	if ev := avro.skipBeats(wait); ev.Name != "connection-closing" || ev.Data["reason"] != "end_of_stream" || ev.Data["cause"] != "schema_changed" || ev.Data["resume_from_id"] != "2" {
 		t.Fatalf("format watcher after a compatible change: %s %s", ev.Name, ev.Raw)
 	}
 	avro.expectEnd(wait)
@@ -226,7 +226,7 @@ func TestTypedEvolutionOnReload(t *testing.T) {
 		r.Body["streams_ended"] != float64(2) {
 		t.Fatalf("forced reload: %d %s", r.Status, r.Raw)
 	}
-	if ev := rows.skipBeats(wait); ev.Name != "connection-closing" || ev.Data["reason"] != "schema_changed" || ev.Data["resume_from_id"] != "4" {
+	if ev := rows.skipBeats(wait); ev.Name != "connection-closing" || ev.Data["reason"] != "end_of_stream" || ev.Data["cause"] != "schema_changed" || ev.Data["resume_from_id"] != "4" {
 		t.Fatalf("row watcher after a forced breaking change: %s %s", ev.Name, ev.Raw)
 	}
 	rows.expectEnd(wait)

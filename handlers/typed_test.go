@@ -240,7 +240,7 @@ func TestTypedUnfolding(t *testing.T) {
 	for _, c := range []struct{ path, body, message string }{
 		{"/api/v1/events/tick?src=a&i=5", `{"n":1}`, "record 0: identifier 'i' disagrees with the record's field 'i': send the same value, or leave it out and let the record fill it"},
 		{"/api/v1/events/tick?src=a&src=b", `{"n":1}`, "query parameter 'src' is given 2 times: an identifier takes one value"},
-		{"/api/v1/events/tick?src=a&x=1", `{"n":1}`, "unknown identifier field 'x' for event type 'tick'; declared fields: 'src', 'i'"},
+		{"/api/v1/events/tick?src=a&x=1", `{"n":1}`, "Unknown field 'x' provided for notify operation"},
 		{"/api/v1/events/tick", `{"n":1}`, "record 0: required field 'src' is missing: notify needs every declared identifier"},
 		{"/api/v1/events/tick?src=a&i=1", `{"n":2}`, "record 0: identifier 'i' disagrees with the record's field 'i': send the same value, or leave it out and let the record fill it"},
 	} {

@@ -99,7 +99,7 @@ func TestSessionProducers(t *testing.T) {
 	}
 	bad := c.fails("publish", `"producer":"p","batch":[{"identifier":{"k":"c"}},{"identifier":{"nope":"x"}},{"payload":1,"extra":2}]`,
 		"INVALID_NOTIFICATION_REQUEST", "2 of the batch's notifications are invalid; nothing was stored")
-	if bad["outcome"] != "not_admitted" || fmt.Sprint(bad["errors"]) != "[map[code:INVALID_NOTIFICATION_REQUEST index:1 message:unknown identifier field 'nope' for event type 'ev'; declared fields: 'k'] map[code:INVALID_REQUEST index:2 message:unknown key 'extra': an element has identifier and payload]]" {
+	if bad["outcome"] != "not_admitted" || fmt.Sprint(bad["errors"]) != "[map[code:INVALID_NOTIFICATION_REQUEST index:1 message:Unknown field 'nope' provided for notify operation] map[code:INVALID_REQUEST index:2 message:unknown key 'extra': an element has identifier and payload]]" {
 		t.Fatalf("not admitted %v", bad)
 	}
 	if r := s.do(t, http.MethodPost, "/api/v1/replay", `{"event_type":"ev","identifier":{},"from_id":"3"}`); strings.Contains(r.Raw, "ev@3") {

@@ -92,7 +92,7 @@ func FuzzParseStatement(f *testing.F) {
 			}
 			return
 		}
-		if _, err := sc.Filter(ident); err != nil {
+		if _, err := sc.Filter(ident, notification.OpWatch); err != nil {
 			t.Fatalf("%q: the derived identifier %v is refused: %v", src, ident, err)
 		}
 	})

@@ -292,7 +292,7 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 		fail(code, msg)
 		return
 	}
-	filter, err := sc.Filter(req.Identifier)
+	filter, err := sc.Filter(req.Identifier, mode.Op())
 	if err != nil {
 		code, msg, _ := requestError(ep, err)
 		fail(code, msg)
@@ -756,6 +756,10 @@ func (h *Handlers) notifyOne(ctx context.Context, set *Settings, body []byte, id
 	sc, err = set.Registry.Lookup(req.EventType)
 	if err != nil {
 		sc = nil
+		code, msg, _ = requestError(notifyEndpoint, err)
+		return "", code, msg
+	}
+	if err := req.CheckNoEnd("/notification"); err != nil {
 		code, msg, _ = requestError(notifyEndpoint, err)
 		return "", code, msg
 	}

@@ -592,11 +592,11 @@ func TestStreamAnswersMatchDocument(t *testing.T) {
 		}
 		return events[len(events)-1]["data"].(map[string]any)
 	}
-	if c := last(forecast.finish(t, "/api/v1/watch")); c["reason"] != "schema_changed" || c["resume_from_id"] != "7" {
-		t.Errorf("the changed event type's watch ended with %v, want schema_changed resuming from 7", c)
+	if c := last(forecast.finish(t, "/api/v1/watch")); c["reason"] != "end_of_stream" || c["cause"] != "schema_changed" || c["resume_from_id"] != "7" {
+		t.Errorf("the changed event type's watch ended with %v, want end_of_stream (schema_changed) resuming from 7", c)
 	}
-	if c := last(alerts.finish(t, "/api/v1/watch")); c["reason"] != "schema_removed" || c["resume_from_id"] != nil {
-		t.Errorf("the removed event type's watch ended with %v, want schema_removed without a resume id", c)
+	if c := last(alerts.finish(t, "/api/v1/watch")); c["reason"] != "end_of_stream" || c["cause"] != "schema_removed" || c["resume_from_id"] != nil {
+		t.Errorf("the removed event type's watch ended with %v, want end_of_stream (schema_removed) without a resume id", c)
 	}
 }
 
@@ -663,6 +663,11 @@ func TestAdminAnswersMatchDocument(t *testing.T) {
 			edit := func(ex map[string]any) {
 				if op.docPath == del {
 					ex["notification_id"] = "alert@42"
+				}
+				if op.docPath == wipe && c.status == 404 {
+					// The example lists the shipped config's event
+					// types; this server has two of them.
+					ex["message"] = strings.Replace(ex["message"].(string), "alert, mars, sensor, sensor_cbor", "alert, mars", 1)
 				}
 			}
 			if c.status == 404 && op.docPath == wipe {

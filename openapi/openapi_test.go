@@ -39,6 +39,7 @@ var routes = []route{
 	{"GET", "/console/{file}", []string{"200", "304", "404"}},
 	{"GET", "/api/v1/schema", []string{"200"}},
 	{"GET", "/api/v1/schema/{event_type}", []string{"200", "404"}},
+	{"GET", "/schema/{event_type}", []string{"200", "404"}},
 	{"POST", "/api/v1/notification", []string{"200", "400", "401", "403", "408", "413", "415", "500", "503"}},
 	{"POST", "/api/v1/notifications", []string{"200", "400", "401", "403", "408", "413", "415", "500", "503"}},
 	{"POST", "/api/v1/events/{event_type}", []string{"200", "400", "401", "403", "408", "413", "415", "500", "503"}},
@@ -66,7 +67,7 @@ var publicRoutes = map[string]bool{
 	"GET /api-docs/openapi.json": true, "GET /api-docs/asyncapi.json": true,
 	"GET /swagger-ui": true, "GET /swagger-ui/": true,
 	"GET /console": true, "GET /console/": true, "GET /console/{file}": true,
-	"GET /api/v1/schema": true, "GET /api/v1/schema/{event_type}": true,
+	"GET /api/v1/schema": true, "GET /api/v1/schema/{event_type}": true, "GET /schema/{event_type}": true,
 }
 
 // loadDoc decodes the embedded document.

@@ -120,7 +120,7 @@ func TestDocsPageTryForms(t *testing.T) {
 	}
 	want := []string{
 		"GET /health", "GET /ready", "GET /api-docs/openapi.json", "GET /api-docs/asyncapi.json",
-		"GET /api/v1/schema", "GET /api/v1/schema/{event_type}", "POST /api/v1/notification", "POST /api/v1/notifications", "POST /api/v1/events/{event_type}",
+		"GET /api/v1/schema", "GET /api/v1/schema/{event_type}", "GET /schema/{event_type}", "POST /api/v1/notification", "POST /api/v1/notifications", "POST /api/v1/events/{event_type}",
 		"DELETE /api/v1/admin/notification/{notification_id}", "DELETE /api/v1/admin/wipe/stream",
 		"DELETE /api/v1/admin/wipe/all", "POST /api/v1/admin/reload",
 	}

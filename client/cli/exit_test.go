@@ -29,11 +29,11 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"notify", "nope", "a=1", u}, 1, "",
 			"herald notify: the server refused: 400 Bad Request UNKNOWN_EVENT_TYPE: unknown event type 'nope'\n"},
 		{[]string{"replay", "mars", "--from", "0", u}, 1, "",
-			"herald replay: the server refused: 400 Bad Request INVALID_REPLAY_REQUEST: required field 'class' is missing\n"},
+			"herald replay: the server refused: 400 Bad Request INVALID_REPLAY_REQUEST: Required field 'class' missing for replay operation\n"},
 		{[]string{"watch", "mars", "class=od", "--where", "step >", u}, 1, "",
 			"herald watch: the server refused: 400 Bad Request INVALID_WATCH_REQUEST: where: column 7: expected a field name or a value, found end of the predicate\n"},
 		{[]string{"replay", "mars", "class=od", "--from", "5", "--to-id", "2", u}, 1, "",
-			"herald replay: the server refused: 400 Bad Request INVALID_REPLAY_REQUEST: to_id 2 is before from_id 5\n"},
+			"herald replay: the server refused: 400 Bad Request INVALID_REPLAY_REQUEST: to_id (2) must not be lower than from_id (5)\n"},
 		// Usage errors.
 		{[]string{"notify", u}, 2, "", "herald notify: the event type is missing: herald notify EVENT_TYPE KEY=VALUE...\n" + see("notify")},
 		{[]string{"watch", u}, 2, "", "herald watch: the event type is missing: herald watch EVENT_TYPE [FILTER...]\n" + see("watch")},
