@@ -33,6 +33,8 @@ ORIG_ENV = dict(os.environ)
 # exit after SIGTERM.
 START_TIMEOUT = 20.0
 STOP_TIMEOUT = 15.0
+# How long a SIGHUP reload may take to be logged.
+RELOAD_TIMEOUT = 20.0
 
 
 def build_herald(out_dir: Path) -> Path:
@@ -255,6 +257,27 @@ class Herald:
                 proc.wait(STOP_TIMEOUT)
                 raise RuntimeError(f"herald did not stop within {STOP_TIMEOUT}s of SIGTERM:\n{self.log_tail()}")
         return proc.returncode
+
+    def reload(self, cfg: dict) -> None:
+        """Writes cfg as the config file, sends SIGHUP and returns once
+        herald logged that the configuration was reloaded."""
+        assert self.proc is not None, "herald is not running"
+        marker = '"msg":"configuration reloaded"'
+        before = self._log_text().count(marker)
+        self.cfg = cfg
+        self.config_path.write_text(json.dumps(cfg, indent=2) + "\n")
+        self.proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + RELOAD_TIMEOUT
+        while self._log_text().count(marker) <= before:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"herald did not log a reload within {RELOAD_TIMEOUT}s of SIGHUP:\n{self.log_tail()}")
+            time.sleep(0.05)
+
+    def _log_text(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
 
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
