@@ -251,6 +251,11 @@ func (c *Config) Warnings() []string {
 	if !c.NotificationBackend.JetStream.EnableAutoReconnect {
 		w = append(w, "notification_backend.jetstream.enable_auto_reconnect is ignored, as in aviso-server 0.13: herald always reconnects to NATS")
 	}
+	if o := c.Logging.OTLP; o != nil {
+		for _, k := range o.Ignored {
+			w = append(w, k+" is not a key of logging.otlp (enabled, endpoint, protocol) and is ignored, as aviso-server ignores it")
+		}
+	}
 	for _, s := range c.NotificationSchema {
 		if s.Topic != nil && s.Topic.Separator != nil && *s.Topic.Separator != "." {
 			w = append(w, "notification_schema."+s.Name+".topic.separator is obsolete and ignored; subjects always use \".\"")

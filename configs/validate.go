@@ -472,6 +472,7 @@ func (v *validator) logging() {
 	if _, ok := LogLevel(v.c.Logging.Level); !ok {
 		v.global("logging.level", "must be %s, got %s", LogLevelNames, quote(v.c.Logging.Level))
 	}
+	v.otlp()
 }
 
 // bareName reports whether s can name an identifier field: not empty,
