@@ -27,6 +27,7 @@ import (
 	"herald/handlers"
 	"herald/internal/logwriter"
 	"herald/server"
+	"herald/tracing"
 )
 
 // version is herald's version: the `version` field of the startup log,
@@ -125,31 +126,35 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
 	return 0, true
 }
 
-// loadRuntime finds, loads and validates the configuration as startup
-// does before it binds the port: the file (unknown keys, types, every
-// rule), every schema, the codecs block, authentication and ECPDS. A
-// problem is written to stderr with startup's messages and ok is false.
-// warn receives the warnings of a valid file.
-func loadRuntime(configFlag string, env []string, log *slog.Logger, warn func(string), stderr io.Writer) (path string, rt *server.Runtime, ok bool) {
+// loadConfig finds, loads and validates the configuration file as
+// startup does before anything else: unknown keys, types and every rule
+// of the file. A problem is written to stderr with startup's messages
+// and ok is false.
+func loadConfig(configFlag string, env []string, stderr io.Writer) (path string, cfg *configs.Config, ok bool) {
 	path, err := configs.ResolvePath(configFlag, env)
 	if err != nil {
 		fmt.Fprintf(stderr, "herald: %v\n", err)
 		return path, nil, false
 	}
-	cfg, err := configs.Load(path, env)
+	cfg, err = configs.Load(path, env)
 	if err != nil {
 		fmt.Fprintf(stderr, "herald: config %s:\n%v\n", path, err)
 		return path, nil, false
 	}
-	for _, w := range cfg.Warnings() {
-		warn(w)
-	}
-	rt, err = server.NewRuntime(cfg, server.RuntimeOptions{Logger: log}, nil)
+	return path, cfg, true
+}
+
+// loadRuntime builds the Runtime of a loaded configuration as startup
+// does before it binds the port: every schema, the codecs block,
+// authentication and ECPDS. A problem is written to stderr with
+// startup's messages and ok is false.
+func loadRuntime(path string, cfg *configs.Config, log *slog.Logger, stderr io.Writer) (rt *server.Runtime, ok bool) {
+	rt, err := server.NewRuntime(cfg, server.RuntimeOptions{Logger: log}, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "herald: config %s:\n%v\n", path, err)
-		return path, nil, false
+		return nil, false
 	}
-	return path, rt, true
+	return rt, true
 }
 
 // checkConfig is `herald check-config`: everything startup checks before
@@ -169,8 +174,14 @@ func checkConfig(args, env []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
-	warn := func(w string) { fmt.Fprintf(stderr, "herald: warning: %s\n", w) }
-	path, rt, ok := loadRuntime(fs.Lookup("config").Value.String(), env, nil, warn, stderr)
+	path, cfg, ok := loadConfig(fs.Lookup("config").Value.String(), env, stderr)
+	if !ok {
+		return 1
+	}
+	for _, w := range cfg.Warnings() {
+		fmt.Fprintf(stderr, "herald: warning: %s\n", w)
+	}
+	rt, ok := loadRuntime(path, cfg, nil, stderr)
 	if !ok {
 		return 1
 	}
@@ -213,6 +224,14 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 		fmt.Fprintln(stdout, "herald", version)
 		return 0
 	}
+	// Everything the configuration decides is checked first, then the
+	// log is set up (stdout, and the OTLP export when logging.otlp asks
+	// for it), then the port is bound (a port in use fails before the
+	// backend starts), then the backend starts.
+	path, cfg, ok := loadConfig(fs.Lookup("config").Value.String(), env, stderr)
+	if !ok {
+		return 1
+	}
 	level := new(slog.LevelVar)
 	// The log goes through a bounded buffer written by one goroutine: a
 	// request pays for copying its access log line, not for a write
@@ -224,15 +243,27 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 		log.Warn("log lines dropped: the log output did not keep up", "dropped", n)
 	}})
 	defer logOut.Close()
-	log = slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: level}))
-	// Everything the configuration decides is checked first, then the
-	// port is bound (a port in use fails before the backend starts), then
-	// the backend starts.
-	path, rt, ok := loadRuntime(fs.Lookup("config").Value.String(), env, log, func(w string) { log.Warn(w) }, stderr)
+	// stdout gets every record with the secrets of its values hidden
+	// (tracing.ReplaceAttr); the OTLP export, when on, gets the same
+	// records except those that carry a secret.
+	stdoutLog := slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: level, ReplaceAttr: tracing.ReplaceAttr})
+	tel, err := newTelemetry(ctx, cfg, env, slog.New(stdoutLog).With("component", "otlp"))
+	if err != nil {
+		fmt.Fprintf(stderr, "herald: %v\n", err)
+		return 1
+	}
+	log = slog.New(tel.Handler(stdoutLog, level))
+	// Runs before logOut.Close: the records up to "stopped" are exported,
+	// and what the flush has to say reaches stdout.
+	defer flushTelemetry(tel, slog.New(stdoutLog))
+	for _, w := range cfg.Warnings() {
+		log.Warn(w)
+	}
+	rt, ok := loadRuntime(path, cfg, log, stderr)
 	if !ok {
 		return 1
 	}
-	cfg := rt.Config
+	cfg = rt.Config
 	addr := net.JoinHostPort(cfg.Application.Host, strconv.Itoa(cfg.Application.Port))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -246,7 +277,7 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 		return 1
 	}
 	srv, err := server.New(ctx, cfg, server.Options{ConfigPath: path, Env: env, Logger: log, LogLevel: level, Version: version, Runtime: rt,
-		MetricsListener: mln})
+		MetricsListener: mln, OTLP: tel})
 	if err != nil {
 		fmt.Fprintf(stderr, "herald: %v\n", err)
 		return 1
@@ -254,7 +285,7 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 	httpSrv := srv.HTTPServer()
 	log.Info("herald listening", "address", ln.Addr().String(), "backend", cfg.NotificationBackend.Kind,
 		"event_types", rt.Registry.Names(), "codec_statements", rt.CodecStatements, "config", path,
-		"config_fingerprint", rt.Fingerprint, "version", version, "auth", cfg.Auth)
+		"config_fingerprint", rt.Fingerprint, "version", version, "auth", cfg.Auth, "log_export", logExport(cfg))
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()
 	if ready != nil {
@@ -283,4 +314,39 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 	srv.Drain(httpSrv, grace)
 	log.Info("stopped")
 	return 0
+}
+
+// otlpFlushTimeout bounds the export of the last log records at
+// shutdown: a collector that is down does not hold the exit longer.
+const otlpFlushTimeout = 5 * time.Second
+
+// newTelemetry sets up the OpenTelemetry pipeline of cfg: the log's
+// export over OTLP when logging.otlp is enabled. diag receives the
+// export's own problems and must write to stdout only.
+func newTelemetry(ctx context.Context, cfg *configs.Config, env []string, diag *slog.Logger) (*tracing.Telemetry, error) {
+	opts := tracing.Options{Version: version, Env: env, Diagnostics: diag}
+	if e, ok := cfg.Logging.Export(); ok {
+		opts.Logs = &tracing.LogExport{Protocol: e.Protocol, URL: e.URL}
+	}
+	return tracing.New(ctx, opts)
+}
+
+// flushTelemetry exports the records still queued for the collector,
+// for up to otlpFlushTimeout, and logs to stdout when it cannot.
+func flushTelemetry(tel *tracing.Telemetry, stdout *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), otlpFlushTimeout)
+	defer cancel()
+	if err := tel.Shutdown(ctx); err != nil {
+		stdout.Warn("OTLP log export: the last records may be lost", "error", err.Error())
+	}
+}
+
+// logExport describes the log's OTLP export for the startup line:
+// "off", or the protocol and URL.
+func logExport(cfg *configs.Config) string {
+	e, ok := cfg.Logging.Export()
+	if !ok {
+		return "off"
+	}
+	return "otlp " + e.Protocol + " " + e.URL
 }

@@ -474,6 +474,8 @@ func testMetricsScrape(t *testing.T, backend string) {
 		{"herald_reloads_total", "outcome=ok", 1},
 		{"herald_reloads_total", "outcome=refused", 1},
 		{"herald_reloads_total", "outcome=error", 1},
+		{"aviso_otlp_export_failures_total", "", 0},
+		{"aviso_otlp_suppressed_log_records_total", "", 0},
 	}
 	var bad []string
 	for _, s := range want {

@@ -418,6 +418,56 @@ func TestCheckConfigShipped(t *testing.T) {
 	})
 }
 
+// TestCheckConfigAviso013Example: the example configuration of
+// aviso-server 0.13.1 (configs/testdata/aviso-server-0.13.1, an
+// unmodified copy) passes check-config as it is, with nothing on stderr;
+// so it does with the logging.otlp block of aviso-server's documentation
+// added, and with the export switched on from the environment.
+func TestCheckConfigAviso013Example(t *testing.T) {
+	const example = "configs/testdata/aviso-server-0.13.1/config.yaml.example"
+	text, err := os.ReadFile(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const documented = "  format: json\n  otlp:\n    enabled: true\n    endpoint: \"http://otel-collector.observability.svc:4317\"\n    protocol: grpc\n"
+	withOTLP := strings.Replace(string(text), "  format: json\n", documented, 1)
+	if withOTLP == string(text) {
+		t.Fatal("the example has no logging.format line to put logging.otlp after")
+	}
+	otlpPath := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(otlpPath, []byte(withOTLP), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, path string
+		env        []string
+	}{
+		{"as shipped", example, nil},
+		{"with logging.otlp", otlpPath, nil},
+		{"with logging.otlp from the environment", example, []string{
+			"AVISOSERVER_LOGGING__OTLP__ENABLED=true", "AVISOSERVER_LOGGING__OTLP__ENDPOINT=http://collector:4318", "AVISOSERVER_LOGGING__OTLP__PROTOCOL=http"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := configs.Load(tc.path, tc.env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := fmt.Sprintf("herald: config %s is valid (fingerprint %s)\n", tc.path, server.Fingerprint(cfg)) +
+				"event_type dissemination\nevent_type mars\nevent_type test_point_cloud\nevent_type test_polygon\n"
+			var out, errOut bytes.Buffer
+			if code := run(context.Background(), []string{"check-config", "--config", tc.path}, tc.env, &out, &errOut, nil); code != 0 || errOut.Len() != 0 {
+				t.Fatalf("exit %d: %s", code, errOut.String())
+			}
+			if out.String() != want {
+				t.Fatalf("stdout\n%s\nwant\n%s", out.String(), want)
+			}
+			if _, on := cfg.Logging.Export(); on != (tc.name != "as shipped") {
+				t.Errorf("log export on = %v", on)
+			}
+		})
+	}
+}
+
 // TestCheckConfigErrors: a broken config makes check-config exit 1 with
 // exactly the messages startup gives, which serve is run to compare, and
 // print nothing on stdout.
@@ -441,6 +491,12 @@ func TestCheckConfigErrors(t *testing.T) {
 			"config file {path}: application.max_batch_notifications: must be between 1 and 100000, got 0 (line 4)"},
 		{"schema", head + "notification_schema:\n  forecast:\n    topic: {base: forecast, key_order: [region]}\n    identifier:\n      region: {type: EnumHandler, required: true}\n",
 			"config file {path}: notification_schema.forecast (line 7): identifier.region.values: required for EnumHandler; list the accepted values"},
+		{"otlp without endpoint", head + "logging:\n  otlp: {enabled: true, protocol: http}\n",
+			"config file {path}: logging.otlp.endpoint: required when logging.otlp.enabled is true: the collector's address, e.g. otel-collector:4317 (grpc) or otel-collector:4318 (http) (line 7)"},
+		{"workqueue", "application:\n  host: 127.0.0.1\n  port: 0\nnotification_backend:\n  kind: jetstream\n  jetstream:\n    retention_policy: workqueue\n",
+			"config file {path}: notification_backend.jetstream.retention_policy: 'workqueue' is not supported: workqueue retention does not support Aviso's independent watch/replay consumers; use 'limits' or 'interest' (line 7)"},
+		{"retention_time", "application:\n  host: 127.0.0.1\n  port: 0\nnotification_backend:\n  kind: jetstream\n  jetstream:\n    retention_time: 9223372037s\n",
+			`config file {path}: notification_backend.jetstream.retention_time: invalid duration "9223372037s": too long: it exceeds signed 64-bit nanoseconds (at most 9223372036s, about 292 years) (line 7)`},
 		{"codec definitions", head + "codecs:\n  definitions: " + nspl + "\n",
 			"codecs: " + nspl + `:2:20: expected a type (U8…I64, F32, F64, BOOL, STRING, BYTES, DATETIME, ARRAY<…>, VEC<…>), found "NOPE"`},
 	} {

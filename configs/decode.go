@@ -174,6 +174,8 @@ func newValue(t reflect.Type) reflect.Value {
 		return reflect.ValueOf(defaultHomepage())
 	case reflect.TypeFor[CORS]():
 		return reflect.ValueOf(defaultCORS())
+	case reflect.TypeFor[OTLP]():
+		return reflect.ValueOf(defaultOTLP())
 	}
 	return reflect.New(t)
 }
@@ -303,6 +305,9 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) []string {
 		kp := join(path, p.name)
 		i, ok := fields[p.name]
 		if !ok {
+			if d.ignore(v, kp, p.key.Line) {
+				continue
+			}
 			d.fail(kp, p.key.Line, unknownKeyRule(v.Type(), p.name))
 			continue
 		}
@@ -311,6 +316,28 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) []string {
 		d.value(p.val, v.Field(i), kp)
 	}
 	return keys
+}
+
+// ignore records an unknown key of a block whose unknown keys are
+// ignored rather than refused, and reports whether v is such a block.
+// Only logging.otlp is: aviso-server ignores the keys it does not know
+// there, and a config written for it must load unchanged.
+func (d *decoder) ignore(v reflect.Value, path string, line int) bool {
+	if !v.CanAddr() {
+		return false
+	}
+	o, ok := v.Addr().Interface().(*OTLP)
+	if !ok {
+		return false
+	}
+	switch {
+	case d.env != "":
+		path += " (" + d.env + ")"
+	case line > 0:
+		path += " (line " + strconv.Itoa(line) + ")"
+	}
+	o.Ignored = append(o.Ignored, path)
+	return true
 }
 
 // unknownKeyRule explains an unknown key, with a hint for the keys that

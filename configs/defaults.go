@@ -84,6 +84,11 @@ const (
 	DefaultMaxSessionsPerUser = 64
 )
 
+// WorkqueueRefusal is why notification_backend.jetstream.retention_policy
+// workqueue is refused with the JetStream backend: aviso-server 0.13's
+// reason, word for word after the key.
+const WorkqueueRefusal = "'workqueue' is not supported: workqueue retention does not support Aviso's independent watch/replay consumers; use 'limits' or 'interest'"
+
 // defaultCORSHeaders are application.cors.allowed_headers when unset.
 var defaultCORSHeaders = []string{"Authorization", "Content-Type", "Last-Event-ID"}
 
@@ -110,6 +115,12 @@ const (
 //     to nats://localhost:4222).
 //   - logging.format is "json" (Aviso accepts the key for compatibility
 //     only; output is JSON in both).
+//
+// notification_backend.jetstream.max_reconnect_attempts is 0, unlimited,
+// as in aviso-server 0.13 (0.7 made it 5).
+// notification_backend.jetstream.enable_auto_reconnect is accepted and
+// ignored, as in aviso-server 0.13, which removed it: the NATS client
+// always reconnects.
 func Default() Config {
 	return Config{
 		Application: Application{
@@ -135,7 +146,7 @@ func Default() Config {
 				RetentionPolicy:         "limits",
 				DiscardPolicy:           "old",
 				EnableAutoReconnect:     true,
-				MaxReconnectAttempts:    5,
+				MaxReconnectAttempts:    0,
 				ReconnectDelayMs:        2000,
 				PublishRetryAttempts:    5,
 				PublishRetryBaseDelayMs: 150,
@@ -236,6 +247,14 @@ func (c *Config) Warnings() []string {
 		w = append(w, "application.client_address_header "+quote(a.ClientAddressHeader)+" is ignored without application.trusted_proxies: the per-client stream limit counts the TCP peer address")
 	} else if a.ClientAddressHeader == "" && len(a.TrustedProxies) > 0 {
 		w = append(w, "application.trusted_proxies is set but application.client_address_header is not: the per-client stream limit counts the TCP peer address")
+	}
+	if !c.NotificationBackend.JetStream.EnableAutoReconnect {
+		w = append(w, "notification_backend.jetstream.enable_auto_reconnect is ignored, as in aviso-server 0.13: herald always reconnects to NATS")
+	}
+	if o := c.Logging.OTLP; o != nil {
+		for _, k := range o.Ignored {
+			w = append(w, k+" is not a key of logging.otlp (enabled, endpoint, protocol) and is ignored, as aviso-server ignores it")
+		}
 	}
 	for _, s := range c.NotificationSchema {
 		if s.Topic != nil && s.Topic.Separator != nil && *s.Topic.Separator != "." {

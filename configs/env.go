@@ -183,7 +183,9 @@ func applyOverride(c *Config, o override, lines map[string]int) Problems {
 		case v.Kind() == reflect.Struct:
 			idx, ok := yamlFields(v.Type())[seg]
 			if !ok {
-				d.fail(join(path, seg), 0, unknownKeyRule(v.Type(), seg))
+				if !d.ignore(v, join(path, strings.Join(o.path[i:], ".")), 0) {
+					d.fail(join(path, seg), 0, unknownKeyRule(v.Type(), seg))
+				}
 				return d.problems
 			}
 			if f, ok := v.Addr().Interface().(*IdentifierField); ok && !slices.Contains(f.Keys, seg) {

@@ -185,6 +185,9 @@ func FuzzEnvOverride(f *testing.F) {
 	f.Add("HERALD_ECPDS", "{servers: [x], match_key: &a [*a]}")
 	f.Add("HERALD_NOTIFICATION_SCHEMA__MARS__ENDPOINT", "&a [*a]")
 	f.Add("HERALD_APPLICATION__HOMEPAGE", "~")
+	f.Add("AVISOSERVER_LOGGING__OTLP__ENABLED", "true")
+	f.Add("HERALD_LOGGING__OTLP__HEADERS__X", "y")
+	f.Add("HERALD_LOGGING__OTLP", "{enabled: true, endpoint: c, extra: &a [*a]}")
 	f.Add("RUST_LOG", "info,x=debug")
 	f.Add("RUST_LOG", "aviso_server::a[b{c=d}]=trace,=,[")
 	f.Fuzz(func(t *testing.T, name, value string) {

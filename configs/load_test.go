@@ -39,7 +39,7 @@ func TestDefault(t *testing.T) {
 			JetStream: JetStream{
 				TimeoutSeconds: 30, RetryAttempts: 3,
 				StorageType: "file", RetentionPolicy: "limits", DiscardPolicy: "old",
-				EnableAutoReconnect: true, MaxReconnectAttempts: 5, ReconnectDelayMs: 2000,
+				EnableAutoReconnect: true, MaxReconnectAttempts: 0, ReconnectDelayMs: 2000,
 				PublishRetryAttempts: 5, PublishRetryBaseDelayMs: 150,
 				DataDir: "./data/jetstream",
 			},
@@ -546,9 +546,17 @@ func FuzzParse(f *testing.F) {
 		header + "notification_schema: {m: {endpoint: &e [*e]}}\n",
 		header + "auth: {admin_roles: &r {x: *r}}\n",
 		"application: {host: h, port: \"65536\"}\nnotification_backend: {kind: jetstream}\n",
+		header + "logging: {otlp: {enabled: true, endpoint: 'c:4318/', protocol: http, headers: &h [*h]}}\n",
+		header + "logging: {otlp: {enabled: true, endpoint: 'http://[::1]:4317'}}\n",
+		"application: {host: h, port: 1}\nnotification_backend: {kind: jetstream, jetstream: {retention_policy: workqueue, retention_time: 9223372036s}}\n",
 	} {
 		f.Add([]byte(s))
 	}
+	example, err := os.ReadFile("testdata/aviso-server-0.13.1/config.yaml.example")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(example)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse(data, nil)
 		if err != nil {

@@ -140,6 +140,39 @@ type Logging struct {
 	Level string `yaml:"level"`
 	// Format is accepted for compatibility; output is always JSON.
 	Format string `yaml:"format"`
+	// OTLP is `logging.otlp`, the export of the log over OTLP in addition
+	// to stdout; nil when the block is absent (or null). Left out of the
+	// JSON form when nil, so that a config without it keeps its
+	// fingerprint.
+	OTLP *OTLP `yaml:"otlp" json:",omitempty"`
+}
+
+// Protocols accepted by `logging.otlp.protocol`.
+const (
+	// OTLPGRPC exports over OTLP/gRPC (collectors listen on 4317); the
+	// default.
+	OTLPGRPC = "grpc"
+	// OTLPHTTP exports over OTLP/HTTP with protobuf bodies (collectors
+	// listen on 4318), to the path /v1/logs.
+	OTLPHTTP = "http"
+)
+
+// OTLP is `logging.otlp`: when Enabled, every log record also goes to an
+// OpenTelemetry collector at Endpoint over Protocol (stdout keeps
+// getting it). As in aviso-server, keys of the block that are none of
+// these three are ignored (Warnings names them), and Endpoint is checked
+// only when Enabled.
+type OTLP struct {
+	Enabled bool `yaml:"enabled"`
+	// Endpoint is the collector's address: a URL, or host:port (then
+	// http:// is assumed). See ExportURL.
+	Endpoint string `yaml:"endpoint"`
+	// Protocol is OTLPGRPC or OTLPHTTP, in lower case.
+	Protocol string `yaml:"protocol"`
+	// Ignored lists the keys written under the block that it does not
+	// have, as "logging.otlp.KEY (line N)" (or the environment variable
+	// that set it); they change nothing.
+	Ignored []string `yaml:"-" json:"-"`
 }
 
 // Backend kinds accepted by `notification_backend.kind`.

@@ -9,11 +9,17 @@ import (
 	"time"
 )
 
+// MaxDurationSeconds is the longest config duration in seconds: a
+// time.Duration, like JetStream's max_age, is signed 64-bit nanoseconds,
+// so 9223372036s fits and 9223372037s does not (about 292 years).
+const MaxDurationSeconds = math.MaxInt64 / int64(time.Second)
+
 // ParseDuration parses a config duration: a whole number followed by a
 // unit, s, m, h, d (24 h) or w (7 d), the unit in any case, e.g. "30m",
 // "7d", "1W". Surrounding spaces are ignored (as in Aviso). The value must
-// be greater than zero and fit a time.Duration (about 292 years), which is
-// also JetStream's limit for a stream's max_age.
+// be greater than zero and at most MaxDurationSeconds, which is also
+// JetStream's limit for a stream's max_age (aviso-server 0.13 refuses a
+// longer retention_time the same way).
 func ParseDuration(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
@@ -43,7 +49,7 @@ func ParseDuration(s string) (time.Duration, error) {
 	}
 	n, err := strconv.ParseInt(num, 10, 64)
 	if err != nil || n > math.MaxInt64/int64(per) {
-		return 0, fmt.Errorf("invalid duration %s: too long (at most 292 years)", quote(s))
+		return 0, fmt.Errorf("invalid duration %s: too long: it exceeds signed 64-bit nanoseconds (at most %ds, about 292 years)", quote(s), MaxDurationSeconds)
 	}
 	if n == 0 {
 		return 0, fmt.Errorf("invalid duration %s: must be greater than zero", quote(s))

@@ -35,9 +35,12 @@ func TestParseDuration(t *testing.T) {
 		{in: "1 h", wantErr: `invalid duration "1 h": unknown unit " h"; use s, m, h, d or w`},
 		{in: "0s", wantErr: `invalid duration "0s": must be greater than zero`},
 		{in: "0w", wantErr: `invalid duration "0w": must be greater than zero`},
-		{in: "9223372037s", wantErr: `invalid duration "9223372037s": too long (at most 292 years)`},
-		{in: "15251w", wantErr: `invalid duration "15251w": too long (at most 292 years)`},
-		{in: "18446744073709551616s", wantErr: `invalid duration "18446744073709551616s": too long (at most 292 years)`},
+		{in: "9223372036S", want: 9223372036 * time.Second},
+		{in: "153722867m", want: 153722867 * time.Minute},
+		{in: "153722868m", wantErr: `invalid duration "153722868m": too long: it exceeds signed 64-bit nanoseconds (at most 9223372036s, about 292 years)`},
+		{in: "9223372037s", wantErr: `invalid duration "9223372037s": too long: it exceeds signed 64-bit nanoseconds (at most 9223372036s, about 292 years)`},
+		{in: "15251w", wantErr: `invalid duration "15251w": too long: it exceeds signed 64-bit nanoseconds (at most 9223372036s, about 292 years)`},
+		{in: "18446744073709551616s", wantErr: `invalid duration "18446744073709551616s": too long: it exceeds signed 64-bit nanoseconds (at most 9223372036s, about 292 years)`},
 		{in: "١s", wantErr: `invalid duration "١s": must start with a whole number, e.g. 30m or 7d`},
 	}
 	for _, tt := range tests {

@@ -280,7 +280,16 @@ func (v *validator) backend() {
 	if r := js.Replicas; r != nil && (*r < 1 || *r > 5) {
 		v.global(p+"replicas", "must be between 1 and 5, got %d", *r)
 	}
-	v.oneOf(p+"retention_policy", js.RetentionPolicy, "limits", "interest", "workqueue")
+	switch js.RetentionPolicy {
+	case "workqueue":
+		// aviso-server parses it, then refuses it when the JetStream
+		// backend starts (so only with kind jetstream), with this reason.
+		if b.Kind == BackendJetStream {
+			v.global(p+"retention_policy", "%s", WorkqueueRefusal)
+		}
+	default:
+		v.oneOf(p+"retention_policy", js.RetentionPolicy, "limits", "interest")
+	}
 	v.oneOf(p+"discard_policy", js.DiscardPolicy, "old", "new")
 	if b.Kind == BackendJetStream && js.NatsURL == "" && strings.TrimSpace(js.DataDir) == "" {
 		v.global(p+"data_dir", "required for the embedded server (nats_url is empty)")
@@ -463,6 +472,7 @@ func (v *validator) logging() {
 	if _, ok := LogLevel(v.c.Logging.Level); !ok {
 		v.global("logging.level", "must be %s, got %s", LogLevelNames, quote(v.c.Logging.Level))
 	}
+	v.otlp()
 }
 
 // bareName reports whether s can name an identifier field: not empty,

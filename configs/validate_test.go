@@ -99,9 +99,17 @@ notification_backend:
 			`notification_backend.jetstream.retention_time: invalid duration "7x": unknown unit "x"; use s, m, h, d or w (line 14)`,
 			`notification_backend.jetstream.storage_type: must be file or memory, got "disk" (line 15)`,
 			"notification_backend.jetstream.replicas: must be between 1 and 5, got 7 (line 16)",
-			`notification_backend.jetstream.retention_policy: must be limits, interest or workqueue, got "forever" (line 17)`,
+			`notification_backend.jetstream.retention_policy: must be limits or interest, got "forever" (line 17)`,
 			`notification_backend.jetstream.discard_policy: must be old or new, got "oldest" (line 18)`,
 			`notification_backend.jetstream.listen: must be host:port, e.g. 127.0.0.1:4222, got "4222" (line 19)`}},
+		{"workqueue refused", "application: {host: h, port: 1}\nnotification_backend:\n  kind: jetstream\n  jetstream: {retention_policy: workqueue}\n",
+			[]string{"notification_backend.jetstream.retention_policy: 'workqueue' is not supported: workqueue retention does not support Aviso's independent watch/replay consumers; use 'limits' or 'interest' (line 4)"}},
+		{"workqueue unused by in_memory", "application: {host: h, port: 1}\nnotification_backend: {kind: in_memory, jetstream: {retention_policy: workqueue}}\n", nil},
+		{"interest", "application: {host: h, port: 1}\nnotification_backend: {kind: jetstream, jetstream: {retention_policy: interest}}\n", nil},
+		{"retention_time bounds", "application: {host: h, port: 1}\nnotification_backend: {kind: jetstream, jetstream: {retention_time: 9223372036s}}\n", nil},
+		{"retention_time beyond nanoseconds", "application: {host: h, port: 1}\nnotification_backend:\n  kind: jetstream\n  jetstream:\n    retention_time: 9223372037s\n",
+			[]string{`notification_backend.jetstream.retention_time: invalid duration "9223372037s": too long: it exceeds signed 64-bit nanoseconds (at most 9223372036s, about 292 years) (line 5)`}},
+		{"max_reconnect_attempts and enable_auto_reconnect", "application: {host: h, port: 1}\nnotification_backend: {kind: jetstream, jetstream: {max_reconnect_attempts: 4294967295, enable_auto_reconnect: false}}\n", nil},
 		{"jetstream no limits", "application: {host: h, port: 1}\nnotification_backend: {kind: jetstream, jetstream: {max_messages: -1, max_bytes: -1, replicas: 1, listen: ':4222'}}\n", nil},
 		{"embedded data_dir", "application: {host: h, port: 1}\nnotification_backend: {kind: jetstream, jetstream: {data_dir: ' '}}\n",
 			[]string{"notification_backend.jetstream.data_dir: required for the embedded server (nats_url is empty) (line 2)"}},
@@ -381,6 +389,8 @@ notification_backend: {kind: in_memory}
 			`notification_schema.m (line 4): storage_policy.retention_time: invalid duration "0s": must be greater than zero`,
 			"notification_schema.m (line 4): storage_policy.max_messages: must be greater than 0, got 0",
 			`notification_schema.m (line 4): storage_policy.max_size: invalid size "1024": missing unit; use K, Ki, M, Mi, G, Gi, T or Ti`}},
+		{"storage policy retention_time beyond nanoseconds", schemaDoc("jetstream", okFields+"    storage_policy: {retention_time: 15251w}\n", ""),
+			[]string{`notification_schema.m (line 4): storage_policy.retention_time: invalid duration "15251w": too long: it exceeds signed 64-bit nanoseconds (at most 9223372036s, about 292 years)`}},
 		{"storage policy ok", schemaDoc("jetstream", okFields+"    storage_policy: {retention_time: 7D, max_messages: 1, max_size: 1Ti, allow_duplicates: true, compression: false}\n", ""), nil},
 		// replay cap
 		{"replay cap", schemaDoc("in_memory", okFields+"    max_historical_notifications: 0\n", ""),
@@ -480,5 +490,26 @@ func TestCodecsBlock(t *testing.T) {
 	}
 	if _, err := Parse([]byte(base+"codecs:\n  definitions: d\n  resources:\n    - {name: x, dir: d, bogus: 1}\n"), nil); err == nil || !strings.Contains(err.Error(), "codecs.resources[0].bogus: unknown key") {
 		t.Fatalf("unknown key: %v", err)
+	}
+}
+
+// TestEnableAutoReconnectWarning: enable_auto_reconnect is accepted
+// and ignored, as aviso-server 0.13 ignores it; set to false (what
+// someone relying on it would write) it is said at startup.
+func TestEnableAutoReconnectWarning(t *testing.T) {
+	c, err := Parse([]byte("application: {host: h, port: 1}\nnotification_backend: {kind: jetstream, jetstream: {enable_auto_reconnect: false}}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"notification_backend.jetstream.enable_auto_reconnect is ignored, as in aviso-server 0.13: herald always reconnects to NATS"}
+	if w := c.Warnings(); !reflect.DeepEqual(w, want) {
+		t.Errorf("warnings %q, want %q", w, want)
+	}
+	c, err = Parse([]byte("application: {host: h, port: 1}\nnotification_backend: {kind: jetstream, jetstream: {enable_auto_reconnect: true}}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := c.Warnings(); len(w) != 0 {
+		t.Errorf("warnings %q, want none", w)
 	}
 }

@@ -230,9 +230,11 @@ func collect(t *testing.T, s *server, body string, st *sse, want []string, timeo
 }
 
 // TestOutage runs herald over HTTP on an external nats-server (in
-// process, on a loopback port, with its own store) with the default
-// reconnection settings (max_reconnect_attempts 5, reconnect_delay_ms
-// 2000: a burst of about 10 s), stops the server for 30 s under a
+// process, on a loopback port, with its own store) with bounded
+// reconnection bursts (max_reconnect_attempts 5, aviso-server 0.7's
+// default, and reconnect_delay_ms 2000: a burst of about 10 s, so that
+// the burst ends during the outage; the default is now unlimited, with
+// no burst to end), stops the server for 30 s under a
 // publisher and two watchers, and starts it again on the same port and
 // store. While it is down, /ready is 503 and /health 200 with
 // "backend":"unavailable", and the engine re-dials once the burst is

@@ -23,8 +23,10 @@ const (
 	// between reconnection attempts (reconnect_delay_ms).
 	DefaultReconnectDelay = 2 * time.Second
 	// DefaultMaxReconnects is the number of reconnection attempts of one
-	// burst of the client library after a lost connection
-	// (max_reconnect_attempts); 0 would mean unlimited.
+	// burst of the client library after a lost connection when
+	// Options.MaxReconnects is 0. The configuration never leaves it 0:
+	// max_reconnect_attempts unset or 0 means unlimited (-1), as in
+	// aviso-server 0.13.
 	DefaultMaxReconnects = 5
 	// DefaultMaxRedialDelay caps the pause between the engine's own
 	// re-dials once the client library has given up reconnecting (the
@@ -70,7 +72,10 @@ const (
 	// little.
 	RetentionInterest = "interest"
 	// RetentionWorkQueue removes a notification once one consumer has
-	// seen it; it cannot serve herald's replay consumers.
+	// seen it; it cannot serve herald's replay consumers, and the
+	// configuration refuses it (configs.WorkqueueRefusal), as
+	// aviso-server 0.13 does. The engine still maps it, for programs
+	// that build Options themselves.
 	RetentionWorkQueue = "workqueue"
 
 	// DiscardOld removes the oldest notifications when a limit is reached
@@ -96,15 +101,17 @@ type Options struct {
 	// ReconnectDelay is the pause between connection attempts, at startup
 	// and after a lost connection, and the first pause between re-dials.
 	ReconnectDelay time.Duration
-	// NoReconnect disables the client library's reconnection
-	// (enable_auto_reconnect: false): a lost connection is not resumed;
-	// the engine re-dials a new one at once and then with backoff, as
-	// after an exhausted burst, so it recovers all the same.
+	// NoReconnect disables the client library's reconnection: a lost
+	// connection is not resumed; the engine re-dials a new one at once
+	// and then with backoff, as after an exhausted burst, so it recovers
+	// all the same. The configuration never sets it: like aviso-server
+	// 0.13, herald accepts enable_auto_reconnect and ignores it.
 	NoReconnect bool
 	// MaxReconnects bounds the attempts of one reconnection burst of the
 	// client library after a lost connection; negative means unlimited
-	// (the config's 0). Zero means DefaultMaxReconnects. When a burst
-	// fails, the engine re-dials (see MaxRedialDelay): it never gives up.
+	// (max_reconnect_attempts unset or 0, the config's default). Zero
+	// means DefaultMaxReconnects. When a burst fails, the engine re-dials
+	// (see MaxRedialDelay): it never gives up.
 	MaxReconnects int
 	// MaxRedialDelay caps the pause between the engine's re-dials after
 	// the client library gave up (they start at ReconnectDelay and
@@ -373,7 +380,6 @@ func OptionsFromConfig(cfg *configs.Config) (Options, error) {
 		ConnectTimeout:   time.Duration(js.TimeoutSeconds) * time.Second,
 		ConnectAttempts:  js.RetryAttempts,
 		ReconnectDelay:   time.Duration(js.ReconnectDelayMs) * time.Millisecond,
-		NoReconnect:      !js.EnableAutoReconnect,
 		MaxReconnects:    js.MaxReconnectAttempts,
 		PublishAttempts:  js.PublishRetryAttempts,
 		PublishRetryBase: time.Duration(js.PublishRetryBaseDelayMs) * time.Millisecond,
@@ -391,8 +397,9 @@ func OptionsFromConfig(cfg *configs.Config) (Options, error) {
 		},
 	}
 	if js.MaxReconnectAttempts == 0 {
-		o.MaxReconnects = -1 // Aviso: 0 means unlimited
+		o.MaxReconnects = -1 // aviso-server: unset or 0 means unlimited
 	}
+	// js.EnableAutoReconnect is ignored, as aviso-server 0.13 ignores it.
 	if js.MaxMessages != nil {
 		o.Defaults.MaxMsgs = *js.MaxMessages
 	}

@@ -67,3 +67,36 @@ func TestStreamName(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionsFromConfigReconnect: as in aviso-server 0.13,
+// max_reconnect_attempts unset or 0 reconnects without limit (the
+// client library's -1) and N bounds each burst to N, and
+// enable_auto_reconnect is accepted and ignored: false does not turn the
+// library's reconnection off.
+func TestOptionsFromConfigReconnect(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		yaml    string
+		wantMax int
+	}{
+		{"unset", "{}", -1},
+		{"zero", "{max_reconnect_attempts: 0}", -1},
+		{"bounded", "{max_reconnect_attempts: 3}", 3},
+		{"enable_auto_reconnect false", "{enable_auto_reconnect: false}", -1},
+		{"enable_auto_reconnect true", "{enable_auto_reconnect: true, max_reconnect_attempts: 7}", 7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := configs.Parse([]byte("application: {host: h, port: 1}\nnotification_backend: {kind: jetstream, jetstream: "+tc.yaml+"}\n"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o, err := OptionsFromConfig(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.MaxReconnects != tc.wantMax || o.NoReconnect {
+				t.Errorf("MaxReconnects %d, NoReconnect %v; want %d, false", o.MaxReconnects, o.NoReconnect, tc.wantMax)
+			}
+		})
+	}
+}

@@ -6,7 +6,9 @@
 // interfaces they define themselves (engine.OpObserver,
 // jetstream.Observer, stream.Observer, handlers.Observer,
 // api.AuthObserver, ecpds.Observer) with no-op defaults; Metrics
-// implements them. Package server wires it.
+// implements them. The log's OTLP export, which starts before the
+// metrics, keeps its own counts, which Metrics reads (OTLPCounts).
+// Package server wires it.
 //
 // It holds no global state: every series lives in the Metrics of one
 // server. It imports no herald package but engine (the operation
@@ -38,6 +40,23 @@ type Options struct {
 	// (stream.ReasonNames): herald_stream_ends_total starts at zero for
 	// each.
 	EndReasons []string
+	// OTLP reports the counts of the log's OTLP export
+	// (tracing.Telemetry); nil leaves its two series at zero. They exist
+	// either way, as in aviso-server, whether logging.otlp is on or not.
+	OTLP OTLPCounts
+}
+
+// OTLPCounts are the counts of the log's OTLP export. The pipeline that
+// keeps them starts before the metrics (it carries the log from the
+// first line), so the metrics read them when scraped rather than being
+// told each event.
+type OTLPCounts interface {
+	// OTLPExportFailures is the number of log batches the collector did
+	// not accept.
+	OTLPExportFailures() uint64
+	// OTLPSuppressedLogRecords is the number of log records kept out of
+	// the export because they carried a secret.
+	OTLPSuppressedLogRecords() uint64
 }
 
 // Label values the metrics pre-create.
@@ -270,7 +289,27 @@ func New(opts Options) *Metrics {
 	m.serverFetches = counter("herald_ecpds_fetches_total",
 		"Requests to each ECPDS server, by server and outcome (the outcomes of aviso_ecpds_fetch_total).", "server", "outcome")
 	m.serverFetchT = histogram("herald_ecpds_fetch_duration_seconds", "Duration of requests to each ECPDS server.", prometheus.DefBuckets, "server")
+	m.otlpCounters(opts.OTLP)
 	return m
+}
+
+// otlpCounters registers aviso-server's two series of the log's OTLP
+// export, read from counts when scraped.
+func (m *Metrics) otlpCounters(counts OTLPCounts) {
+	read := func(f func(OTLPCounts) uint64) func() float64 {
+		return func() float64 {
+			if counts == nil {
+				return 0
+			}
+			return float64(f(counts))
+		}
+	}
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "aviso_otlp_export_failures_total",
+		Help: "Failed OTLP log batch export attempts: each is one batch (up to 512 records) that the collector did not accept; its records are dropped from the export while stdout stays complete."},
+		read(OTLPCounts.OTLPExportFailures)))
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "aviso_otlp_suppressed_log_records_total",
+		Help: "Log records withheld from OTLP export by the redaction guard (a sensitive attribute key or a URL with credentials); stdout still has each, with its values redacted."},
+		read(OTLPCounts.OTLPSuppressedLogRecords)))
 }
 
 // Registry returns the registry (tests gather from it).

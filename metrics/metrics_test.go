@@ -1,6 +1,9 @@
 package metrics
 
 import (
+	"context"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -9,6 +12,9 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"herald/tracing"
+	"herald/tracing/tracingtest"
 )
 
 // TestEnginesDoNotImportPrometheus enforces the design rule: the engines
@@ -94,5 +100,42 @@ func TestMiddlewareRoutes(t *testing.T) {
 		if got := testutil.ToFloat64(m.httpInFlight.WithLabelValues(meth)); got != 0 {
 			t.Errorf("in flight %s after the requests: %v", meth, got)
 		}
+	}
+}
+
+// TestOTLPCounters: aviso-server's two series of the log's OTLP export
+// exist at zero without an export, and read the export's counts when
+// scraped: here one batch the collector refused and one record kept
+// out for its secret.
+func TestOTLPCounters(t *testing.T) {
+	const head = `# HELP aviso_otlp_export_failures_total Failed OTLP log batch export attempts: each is one batch (up to 512 records) that the collector did not accept; its records are dropped from the export while stdout stays complete.
+# TYPE aviso_otlp_export_failures_total counter
+aviso_otlp_export_failures_total %d
+# HELP aviso_otlp_suppressed_log_records_total Log records withheld from OTLP export by the redaction guard (a sensitive attribute key or a URL with credentials); stdout still has each, with its values redacted.
+# TYPE aviso_otlp_suppressed_log_records_total counter
+aviso_otlp_suppressed_log_records_total %d
+`
+	names := []string{"aviso_otlp_export_failures_total", "aviso_otlp_suppressed_log_records_total"}
+	m := New(Options{Version: "test"})
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(fmt.Sprintf(head, 0, 0)), names...); err != nil {
+		t.Error(err)
+	}
+
+	c := tracingtest.StartGRPC(t)
+	tel, err := tracing.New(context.Background(), tracing.Options{Logs: &tracing.LogExport{Protocol: tracing.ProtocolGRPC, URL: "http://" + c.Endpoint()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tel.Shutdown(context.Background())
+	m = New(Options{Version: "test", OTLP: tel})
+	log := slog.New(tel.Handler(slog.DiscardHandler, slog.LevelInfo))
+	c.Refuse(true)
+	log.Info("refused")
+	log.Info("kept out", "password", "hunter2")
+	if err := tel.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(fmt.Sprintf(head, 1, 1)), names...); err != nil {
+		t.Error(err)
 	}
 }

@@ -41,10 +41,9 @@ func (o handlersObserver) Stream(l handlers.StreamLabels) handlers.StreamObserve
 }
 
 // newMetrics creates the metrics of a server whose configuration enables
-// them, with the series of rt's event types, codecs and ECPDS servers at
-// zero.
-func newMetrics(cfg *configs.Config, version string) *metrics.Metrics {
-	return metrics.New(metrics.Options{Version: version, Backend: cfg.NotificationBackend.Kind, EndReasons: stream.ReasonNames()})
+// them, reading the OTLP export's counts from otlp (nil: zero).
+func newMetrics(cfg *configs.Config, version string, otlp metrics.OTLPCounts) *metrics.Metrics {
+	return metrics.New(metrics.Options{Version: version, Backend: cfg.NotificationBackend.Kind, EndReasons: stream.ReasonNames(), OTLP: otlp})
 }
 
 // describe creates the series of a Runtime's event types, codecs and

@@ -178,7 +178,10 @@ func (s *Server) countReload(err error) {
 
 // fixedChanges lists the settings that differ between old and next but
 // cannot change while herald runs: the listener, the backend and its
-// connection, the metrics listener and the log format.
+// connection, the metrics listener, the log format and the log's OTLP
+// export (compared by effect: a block with enabled false is no block,
+// and keys it ignores change nothing). enable_auto_reconnect is not
+// one: it is ignored.
 func fixedChanges(old, next *configs.Config) []string {
 	var out []string
 	check := func(path string, a, b any) {
@@ -203,13 +206,15 @@ func fixedChanges(old, next *configs.Config) []string {
 	check(js+"sync_always", oj.SyncAlways, nj.SyncAlways)
 	check(js+"timeout_seconds", oj.TimeoutSeconds, nj.TimeoutSeconds)
 	check(js+"retry_attempts", oj.RetryAttempts, nj.RetryAttempts)
-	check(js+"enable_auto_reconnect", oj.EnableAutoReconnect, nj.EnableAutoReconnect)
 	check(js+"max_reconnect_attempts", oj.MaxReconnectAttempts, nj.MaxReconnectAttempts)
 	check(js+"reconnect_delay_ms", oj.ReconnectDelayMs, nj.ReconnectDelayMs)
 	check(js+"publish_retry_attempts", oj.PublishRetryAttempts, nj.PublishRetryAttempts)
 	check(js+"publish_retry_base_delay_ms", oj.PublishRetryBaseDelayMs, nj.PublishRetryBaseDelayMs)
 	check("metrics", old.Metrics, next.Metrics)
 	check("logging.format", old.Logging.Format, next.Logging.Format)
+	oe, _ := old.Logging.Export()
+	ne, _ := next.Logging.Export()
+	check("logging.otlp", oe, ne)
 	return out
 }
 

@@ -54,6 +54,9 @@ type Options struct {
 	// listener, New binds metrics.host:metrics.port itself, before the
 	// backend starts.
 	MetricsListener net.Listener
+	// OTLP reports the counts of the log's OTLP export (main's
+	// tracing.Telemetry) to the metrics; nil leaves them at zero.
+	OTLP metrics.OTLPCounts
 }
 
 // BackendError is a failure of New to start or reach the backend, as
@@ -96,7 +99,7 @@ func New(ctx context.Context, cfg *configs.Config, opts Options) (*Server, error
 	}
 	s := &Server{opts: opts, log: log, eng: opts.Engine}
 	if cfg.Metrics.Enabled {
-		s.metrics = newMetrics(cfg, opts.Version)
+		s.metrics = newMetrics(cfg, opts.Version, opts.OTLP)
 	}
 	rt := opts.Runtime
 	if rt == nil || s.metrics != nil {
