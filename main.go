@@ -24,7 +24,6 @@ import (
 	"herald/codec/cli"
 	"herald/codec/ddl"
 	"herald/configs"
-	"herald/handlers"
 	"herald/internal/logwriter"
 	"herald/server"
 	"herald/tracing"
@@ -303,7 +302,7 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 			return 1
 		case <-hup:
 			// Errors are logged by Reload; the running configuration stays.
-			_, _ = srv.Reload(ctx, handlers.ReloadOptions{Trigger: "SIGHUP"})
+			_, _ = srv.Reload(ctx, server.ReloadOptions{Trigger: "SIGHUP"})
 			continue
 		case <-ctx.Done():
 		}

@@ -39,6 +39,9 @@ type Options struct {
 	// Metrics, when not nil, is the outermost middleware: the HTTP
 	// request metrics (it reads the matched route from chi's context).
 	Metrics func(http.Handler) http.Handler
+	// Reload serves POST /api/v1/admin/reload (package server's); nil
+	// answers 501.
+	Reload http.HandlerFunc
 }
 
 // NewRouter returns the HTTP handler serving every herald route.
@@ -99,7 +102,11 @@ func NewRouter(opts Options) http.Handler {
 			r.Delete("/admin/notification/{notification_id}", h.AdminDelete)
 			r.Delete("/admin/wipe/stream", h.AdminWipeStream)
 			r.Delete("/admin/wipe/all", h.AdminWipeAll)
-			r.Post("/admin/reload", h.AdminReload)
+			reload := opts.Reload
+			if reload == nil {
+				reload = h.NoReload
+			}
+			r.Post("/admin/reload", reload)
 		})
 	})
 	return r

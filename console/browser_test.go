@@ -18,6 +18,7 @@ import (
 
 	"herald/handlers"
 	"herald/internal/browsertest"
+	"herald/server"
 )
 
 // TestConsoleInChromium drives the console in one real headless
@@ -467,7 +468,7 @@ func testResumeAfterReload(t *testing.T, tab *browsertest.Tab) {
 	if err := os.WriteFile(path, []byte(strings.Replace(resumeConfig, "range: [0, 360]", "range: [0, 400]", 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := h.srv.Reload(context.Background(), handlers.ReloadOptions{Trigger: "test"})
+	rep, err := h.srv.Reload(context.Background(), server.ReloadOptions{Trigger: "test"})
 	if err != nil || !reflect.DeepEqual(rep.Changed, []string{"mars"}) || rep.StreamsEnded != 1 {
 		t.Fatalf("reload: %+v %v", rep, err)
 	}

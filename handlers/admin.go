@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -184,4 +185,58 @@ func pathParam(r *http.Request, name string) string {
 		return v
 	}
 	return raw
+}
+
+// ReloadErrorBody is the body of a refused or failed reload
+// (POST /api/v1/admin/reload).
+type ReloadErrorBody struct {
+	Status    string   `json:"status"`
+	Code      string   `json:"code"`
+	Message   string   `json:"message"`
+	Refused   []string `json:"refused,omitempty"`
+	RequestID string   `json:"request_id"`
+}
+
+// ReloadRequest reads and checks the request of POST
+// /api/v1/admin/reload: the body is optional (empty, or a JSON object
+// with an optional boolean "force"), and `?force=true` forces too. On a
+// bad request it answers it and returns false. The reload itself is
+// package server's.
+func (h *Handlers) ReloadRequest(w http.ResponseWriter, r *http.Request) (force, ok bool) {
+	id := httperr.RequestID(r.Context())
+	body, ok := h.ReadBody(w, r, "Invalid Reload Request", "INVALID_REQUEST_SHAPE")
+	if !ok {
+		return false, false
+	}
+	var req struct {
+		Force *bool `json:"force"`
+	}
+	if len(strings.TrimSpace(string(body))) > 0 {
+		if err := jsonv2.Unmarshal(body, &req, jsonv2.RejectUnknownMembers(true)); err != nil {
+			msg := `the body is optional; when sent it must be a JSON object {"force": true|false}: ` + httperr.JSONErrorText(err)
+			httperr.WriteJSON(w, http.StatusBadRequest, ReloadErrorBody{Status: "error", Code: "INVALID_REQUEST_SHAPE", Message: msg, RequestID: id})
+			return false, false
+		}
+	}
+	force = req.Force != nil && *req.Force
+	if q := r.URL.Query().Get("force"); q != "" {
+		v, err := strconv.ParseBool(q)
+		if err != nil {
+			httperr.WriteJSON(w, http.StatusBadRequest, ReloadErrorBody{Status: "error", Code: "INVALID_REQUEST_SHAPE",
+				Message: "query parameter force must be true or false, got " + strconv.Quote(q), RequestID: id})
+			return false, false
+		}
+		force = force || v
+	}
+	return force, true
+}
+
+// NoReload answers POST /api/v1/admin/reload on a server started without
+// a configuration file to reload: 501, once the request is checked.
+func (h *Handlers) NoReload(w http.ResponseWriter, r *http.Request) {
+	if _, ok := h.ReloadRequest(w, r); !ok {
+		return
+	}
+	httperr.WriteJSON(w, http.StatusNotImplemented, ReloadErrorBody{Status: "error", Code: "NOT_IMPLEMENTED",
+		Message: "this server was started without a configuration file to reload", RequestID: httperr.RequestID(r.Context())})
 }

@@ -164,8 +164,6 @@ type Options struct {
 	Logger *slog.Logger
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
-	// Reloader serves POST /api/v1/admin/reload; nil answers it 501.
-	Reloader Reloader
 	// Observer is told what the handlers do (metrics); nil records
 	// nothing.
 	Observer Observer
@@ -179,7 +177,6 @@ type Handlers struct {
 	version      string
 	log          *slog.Logger
 	now          func() time.Time
-	reloader     Reloader
 	obs          Observer
 	observing    bool // obs records something (not NoObserver)
 
@@ -221,7 +218,6 @@ func New(opts Options) *Handlers {
 		version:      opts.Version,
 		log:          opts.Logger,
 		now:          opts.Now,
-		reloader:     opts.Reloader,
 		obs:          opts.Observer,
 	}
 	h.observing = h.obs != nil
@@ -290,6 +286,19 @@ var (
 )
 
 // readBody reads the request body within the size and time limits.
+// ReadBody reads a request body within the limits in force (size and
+// time); on failure it answers the request (413, 408 or 400 with code,
+// under the error label) and returns false.
+func (h *Handlers) ReadBody(w http.ResponseWriter, r *http.Request, label, code string) ([]byte, bool) {
+	set := h.Settings()
+	body, err := h.readBody(w, r, set)
+	if err != nil {
+		h.writeBodyError(w, r, set, label, code, err)
+		return nil, false
+	}
+	return body, true
+}
+
 func (h *Handlers) readBody(w http.ResponseWriter, r *http.Request, set *Settings) ([]byte, error) {
 	rc := http.NewResponseController(w)
 	if set.ReadBodyTimeout > 0 {

@@ -167,7 +167,7 @@ func TestReloadStorage(t *testing.T) {
 	if got, want := fmt.Sprint(r.Body["refused"]), "[event type steady (stream STEADY)"+why+" event type other (stream OTHER)"+why+" event type fresh (stream FRESH)"+why+"]"; got != want {
 		t.Errorf("refused list\n%s\nwant\n%s", got, want)
 	}
-	if _, err := s.Server.Reload(context.Background(), handlers.ReloadOptions{}); err == nil {
+	if _, err := s.Server.Reload(context.Background(), herald.ReloadOptions{}); err == nil {
 		t.Fatal("direct reload accepted")
 	} else if msg := err.Error(); !strings.Contains(msg, "event type steady (stream STEADY): storage cannot change from File to Memory") ||
 		!strings.Contains(msg, "nothing was applied") {

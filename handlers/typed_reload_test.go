@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"herald/codec/types"
-	"herald/handlers"
+	herald "herald/server"
 )
 
 // evolveDefs are the codec definitions of the evolution tests, in three
@@ -206,9 +206,9 @@ func TestTypedEvolutionOnReload(t *testing.T) {
 		}
 	}
 	// SIGHUP never forces.
-	_, err := s.Server.Reload(context.Background(), handlers.ReloadOptions{Trigger: "SIGHUP"})
-	var re *handlers.ReloadError
-	if !errors.As(err, &re) || re.Code != handlers.ReloadRefused || s.Server.Runtime() != before {
+	_, err := s.Server.Reload(context.Background(), herald.ReloadOptions{Trigger: "SIGHUP"})
+	var re *herald.ReloadError
+	if !errors.As(err, &re) || re.Code != herald.ReloadRefused || s.Server.Runtime() != before {
 		t.Fatalf("SIGHUP over a breaking change: %v", err)
 	}
 	s.notify(t, `{"event_type":"r","identifier":{},"payload":{"station":"s1","step":3,"temperature":23.5}}`)

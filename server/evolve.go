@@ -4,7 +4,6 @@ import (
 	"sort"
 	"strings"
 
-	"herald/handlers"
 	"herald/notification"
 )
 
@@ -16,8 +15,8 @@ import (
 // records stay readable as they were stored (the row view shows the
 // opaque JSON), and the payload block's change ends its streams anyway.
 // The list is sorted by event type and never nil.
-func payloadChanges(old, next *notification.Registry) []handlers.PayloadChange {
-	out := []handlers.PayloadChange{}
+func payloadChanges(old, next *notification.Registry) []PayloadChange {
+	out := []PayloadChange{}
 	for _, name := range next.Names() {
 		prev, ok := old.Schema(name)
 		if !ok || prev.Payload == nil {
@@ -25,7 +24,7 @@ func payloadChanges(old, next *notification.Registry) []handlers.PayloadChange {
 		}
 		ns, _ := next.Schema(name)
 		op, np := prev.Payload, ns.Payload
-		c := handlers.PayloadChange{EventType: name, PreviousCodec: op.Codec(), PreviousFingerprint: op.Fingerprint().ID64, Breaks: []string{}}
+		c := PayloadChange{EventType: name, PreviousCodec: op.Codec(), PreviousFingerprint: op.Fingerprint().ID64, Breaks: []string{}}
 		if np == nil {
 			c.Breaks = append(c.Breaks, "the payload codec is removed: the records stored typed under codec '"+op.Codec()+"' could no longer be shown (their payload would read as null)")
 			out = append(out, c)
@@ -48,7 +47,7 @@ func payloadChanges(old, next *notification.Registry) []handlers.PayloadChange {
 // breakingMessage is the refusal of a reload whose payload schema changes
 // break: the verdict's reasons by event type and codec, and how to apply
 // it anyway. refused lists each reason, one an item.
-func breakingMessage(changes []handlers.PayloadChange) (msg string, refused []string) {
+func breakingMessage(changes []PayloadChange) (msg string, refused []string) {
 	var parts []string
 	for _, c := range changes {
 		if c.Compatible {
@@ -77,7 +76,7 @@ func breakingMessage(changes []handlers.PayloadChange) (msg string, refused []st
 }
 
 // breaking reports whether any change is breaking.
-func breaking(changes []handlers.PayloadChange) bool {
+func breaking(changes []PayloadChange) bool {
 	for _, c := range changes {
 		if !c.Compatible {
 			return true
@@ -88,7 +87,7 @@ func breaking(changes []handlers.PayloadChange) bool {
 
 // payloadSummary is the log form of the payload schema verdicts: one
 // "event_type codec old→new verdict" item each.
-func payloadSummary(changes []handlers.PayloadChange) []string {
+func payloadSummary(changes []PayloadChange) []string {
 	out := make([]string, 0, len(changes))
 	for _, c := range changes {
 		v := "compatible"

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"herald/configs"
-	"herald/handlers"
 	"herald/jetstream"
 	"herald/metrics"
 	"herald/stream"
@@ -33,7 +32,7 @@ const ecpdsRetireDelay = time.Minute
 // file, one that changes settings that need a restart, or one that
 // changes an event type's payload schema so that its stored records could
 // not be read (unless opts.Force), changes nothing and says why (a
-// *handlers.ReloadError); otherwise the new
+// *ReloadError); otherwise the new
 // Runtime is swapped in, the backend's streams are created or reconciled,
 // and the open streams of removed and changed event types end
 // (schema_removed, schema_changed with a resume id); a compatible payload
@@ -41,7 +40,7 @@ const ecpdsRetireDelay = time.Minute
 // breaking one all of them. Streams of unchanged
 // event types keep delivering; requests in flight finish with the
 // settings they started with. One reload runs at a time.
-func (s *Server) Reload(ctx context.Context, opts handlers.ReloadOptions) (*handlers.ReloadReport, error) {
+func (s *Server) Reload(ctx context.Context, opts ReloadOptions) (*ReloadReport, error) {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
 	trigger := opts.Trigger
@@ -51,7 +50,7 @@ func (s *Server) Reload(ctx context.Context, opts handlers.ReloadOptions) (*hand
 	rep, err := s.reload(ctx, opts)
 	s.countReload(err)
 	if err != nil {
-		var re *handlers.ReloadError
+		var re *ReloadError
 		if errors.As(err, &re) {
 			s.log.Error("configuration reload refused; the running configuration stays", "trigger", trigger,
 				"config", s.opts.ConfigPath, "code", re.Code, "error", re.Message, "refused", re.Refused,
@@ -69,28 +68,65 @@ func (s *Server) Reload(ctx context.Context, opts handlers.ReloadOptions) (*hand
 	return rep, nil
 }
 
-func (s *Server) reload(ctx context.Context, opts handlers.ReloadOptions) (*handlers.ReloadReport, error) {
-	if s.opts.ConfigPath == "" {
-		return nil, &handlers.ReloadError{Code: handlers.ReloadInvalid, Message: "herald was started without a configuration file to reload"}
+// reloadPlan is a checked reload: the new configuration and Runtime, and
+// what changes.
+type reloadPlan struct {
+	old      *Runtime
+	cfg      *configs.Config
+	rt       *Runtime
+	diff     configDiff
+	payloads []PayloadChange
+}
+
+// reload runs the four steps of a reload: load the file, check it against
+// the running configuration (nothing is touched until all checks pass),
+// build what the backend needs, and apply.
+func (s *Server) reload(ctx context.Context, opts ReloadOptions) (*ReloadReport, error) {
+	cfg, err := s.loadConfig()
+	if err != nil {
+		return nil, err
 	}
-	old := s.Runtime()
+	p, err := s.checkReload(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.buildStreams(ctx, p); err != nil {
+		return nil, err
+	}
+	return s.applyReload(p), nil
+}
+
+// loadConfig reads and validates the configuration file again.
+func (s *Server) loadConfig() (*configs.Config, error) {
+	if s.opts.ConfigPath == "" {
+		return nil, &ReloadError{Code: ReloadInvalid, Message: "herald was started without a configuration file to reload"}
+	}
 	cfg, err := configs.Load(s.opts.ConfigPath, s.opts.Env)
 	if err != nil {
-		return nil, &handlers.ReloadError{Code: handlers.ReloadInvalid, Message: fmt.Sprintf("config %s:\n%v", s.opts.ConfigPath, err)}
+		return nil, &ReloadError{Code: ReloadInvalid, Message: fmt.Sprintf("config %s:\n%v", s.opts.ConfigPath, err)}
 	}
+	return cfg, nil
+}
+
+// checkReload judges cfg against the running configuration: settings not
+// declared reloadable must not change, the new Runtime must build, and a
+// payload schema change must keep stored records readable (unless
+// forced).
+func (s *Server) checkReload(cfg *configs.Config, opts ReloadOptions) (*reloadPlan, error) {
+	old := s.Runtime()
 	if refused := fixedChanges(old.Config, cfg); len(refused) > 0 {
-		return nil, &handlers.ReloadError{Code: handlers.ReloadRefused, Refused: refused,
+		return nil, &ReloadError{Code: ReloadRefused, Refused: refused,
 			Message: "these settings cannot change while herald runs (restart it to apply them); nothing was applied: " + strings.Join(refused, ", ")}
 	}
 	rt, err := NewRuntime(cfg, s.runtimeOptions(), old)
 	if err != nil {
-		return nil, &handlers.ReloadError{Code: handlers.ReloadInvalid, Message: fmt.Sprintf("config %s:\n%v", s.opts.ConfigPath, err)}
+		return nil, &ReloadError{Code: ReloadInvalid, Message: fmt.Sprintf("config %s:\n%v", s.opts.ConfigPath, err)}
 	}
 	payloads := payloadChanges(old.Registry, rt.Registry)
 	if breaking(payloads) {
 		msg, refused := breakingMessage(payloads)
 		if !opts.Force {
-			return nil, &handlers.ReloadError{Code: handlers.ReloadRefused, Refused: refused, Message: msg}
+			return nil, &ReloadError{Code: ReloadRefused, Refused: refused, Message: msg}
 		}
 		for i := range payloads {
 			payloads[i].Forced = !payloads[i].Compatible
@@ -98,33 +134,49 @@ func (s *Server) reload(ctx context.Context, opts handlers.ReloadOptions) (*hand
 		s.log.Warn("configuration reload forced over breaking payload schema changes: the records stored under the previous schemas that the new ones cannot read are delivered with a null payload and the reason in heraldpayloaderror",
 			"trigger", opts.Trigger, "config", s.opts.ConfigPath, "breaks", refused)
 	}
-	d := diffConfigs(old.Config, cfg)
-	if sc, ok := s.eng.(streamConfigurer); ok && (len(d.added) > 0 || len(d.storage) > 0) {
-		jo, err := jetstream.OptionsFromConfig(cfg)
-		if err != nil {
-			return nil, &handlers.ReloadError{Code: handlers.ReloadInvalid, Message: fmt.Sprintf("config %s:\n%v", s.opts.ConfigPath, err)}
-		}
-		var specs []jetstream.StreamSpec
-		for _, spec := range jo.Streams {
-			if slices.Contains(d.added, spec.EventType) || slices.Contains(d.storage, spec.EventType) {
-				specs = append(specs, spec)
-			}
-		}
-		if err := sc.ConfigureStreams(ctx, jo.Defaults, specs); err != nil {
-			// A change JetStream cannot apply in place changed nothing:
-			// refused like a fixed setting, by name.
-			var re *jetstream.RefusedError
-			if errors.As(err, &re) {
-				refused := make([]string, len(re.Refusals))
-				for i, r := range re.Refusals {
-					refused[i] = r.String()
-				}
-				return nil, &handlers.ReloadError{Code: handlers.ReloadRefused, Refused: refused,
-					Message: "the backend cannot apply these stream changes in place (restart on a new stream, or keep the current values); nothing was applied: " + strings.Join(refused, "; ")}
-			}
-			return nil, fmt.Errorf("creating or reconciling the streams of %s: %w", strings.Join(append(d.added, d.storage...), ", "), err)
+	return &reloadPlan{old: old, cfg: cfg, rt: rt, diff: diffConfigs(old.Config, cfg), payloads: payloads}, nil
+}
+
+// buildStreams creates the backend streams of added event types and
+// reconciles those whose storage changed; a change the backend cannot
+// apply in place is refused by name, and nothing is applied.
+func (s *Server) buildStreams(ctx context.Context, p *reloadPlan) error {
+	d := p.diff
+	sc, ok := s.eng.(streamConfigurer)
+	if !ok || (len(d.added) == 0 && len(d.storage) == 0) {
+		return nil
+	}
+	jo, err := jetstream.OptionsFromConfig(p.cfg)
+	if err != nil {
+		return &ReloadError{Code: ReloadInvalid, Message: fmt.Sprintf("config %s:\n%v", s.opts.ConfigPath, err)}
+	}
+	var specs []jetstream.StreamSpec
+	for _, spec := range jo.Streams {
+		if slices.Contains(d.added, spec.EventType) || slices.Contains(d.storage, spec.EventType) {
+			specs = append(specs, spec)
 		}
 	}
+	if err := sc.ConfigureStreams(ctx, jo.Defaults, specs); err != nil {
+		// A change JetStream cannot apply in place changed nothing:
+		// refused like a fixed setting, by name.
+		var re *jetstream.RefusedError
+		if errors.As(err, &re) {
+			refused := make([]string, len(re.Refusals))
+			for i, r := range re.Refusals {
+				refused[i] = r.String()
+			}
+			return &ReloadError{Code: ReloadRefused, Refused: refused,
+				Message: "the backend cannot apply these stream changes in place (restart on a new stream, or keep the current values); nothing was applied: " + strings.Join(refused, "; ")}
+		}
+		return fmt.Errorf("creating or reconciling the streams of %s: %w", strings.Join(append(d.added, d.storage...), ", "), err)
+	}
+	return nil
+}
+
+// applyReload swaps the new Runtime in and ends the open streams the
+// change concerns.
+func (s *Server) applyReload(p *reloadPlan) *ReloadReport {
+	d, rt, old := p.diff, p.rt, p.old
 	// The new settings first, so that a client reconnecting at once after
 	// its stream ended finds the new schema.
 	s.h.Apply(rt.Handlers)
@@ -140,7 +192,7 @@ func (s *Server) reload(ctx context.Context, opts handlers.ReloadOptions) (*hand
 	// a format (their codec's output follows the schema); the row view's
 	// keep the schema they opened with, which reads the new records by
 	// name. A forced breaking change ends them all.
-	for _, c := range payloads {
+	for _, c := range p.payloads {
 		if c.Compatible {
 			ended += s.h.EndFormatStreams(c.EventType, stream.SchemaChanged)
 		} else {
@@ -151,71 +203,29 @@ func (s *Server) reload(ctx context.Context, opts handlers.ReloadOptions) (*hand
 		retired := old.ECPDS
 		time.AfterFunc(ecpdsRetireDelay, retired.Close)
 	}
-	return &handlers.ReloadReport{
+	return &ReloadReport{
 		Fingerprint: rt.Fingerprint, Previous: old.Fingerprint,
 		Added: d.added, Removed: d.removed, Changed: d.changed, StorageReconciled: d.storage,
-		Settings: d.settings, PayloadSchemas: payloads, StreamsEnded: ended,
-	}, nil
+		Settings: d.settings, PayloadSchemas: p.payloads, StreamsEnded: ended,
+	}
 }
 
 // countReload counts a reload's outcome in the metrics: ok, refused (a
-// *handlers.ReloadError with ReloadRefused) or error.
+// *ReloadError with ReloadRefused) or error.
 func (s *Server) countReload(err error) {
 	if s.metrics == nil {
 		return
 	}
-	var re *handlers.ReloadError
+	var re *ReloadError
 	switch {
 	case err == nil:
 		s.metrics.Reloaded(metrics.ReloadOK)
 		s.describe(s.Runtime())
-	case errors.As(err, &re) && re.Code == handlers.ReloadRefused:
+	case errors.As(err, &re) && re.Code == ReloadRefused:
 		s.metrics.Reloaded(metrics.ReloadRefused)
 	default:
 		s.metrics.Reloaded(metrics.ReloadError)
 	}
-}
-
-// fixedChanges lists the settings that differ between old and next but
-// cannot change while herald runs: the listener, the backend and its
-// connection, the metrics listener, the log format and the log's OTLP
-// export (compared by effect: a block with enabled false is no block,
-// and keys it ignores change nothing). enable_auto_reconnect is not
-// one: it is ignored.
-func fixedChanges(old, next *configs.Config) []string {
-	var out []string
-	check := func(path string, a, b any) {
-		if !reflect.DeepEqual(a, b) {
-			out = append(out, path)
-		}
-	}
-	oa, na := old.Application, next.Application
-	check("application.host", oa.Host, na.Host)
-	check("application.port", oa.Port, na.Port)
-	check("application.read_header_timeout_sec", oa.ReadHeaderTimeoutSec, na.ReadHeaderTimeoutSec)
-	ob, nb := old.NotificationBackend, next.NotificationBackend
-	check("notification_backend.kind", ob.Kind, nb.Kind)
-	check("notification_backend.in_memory.max_history_per_topic", ob.InMemory.MaxHistoryPerTopic, nb.InMemory.MaxHistoryPerTopic)
-	check("notification_backend.in_memory.max_topics", ob.InMemory.MaxTopics, nb.InMemory.MaxTopics)
-	oj, nj := ob.JetStream, nb.JetStream
-	const js = "notification_backend.jetstream."
-	check(js+"nats_url", oj.NatsURL, nj.NatsURL)
-	check(js+"token", oj.Token, nj.Token)
-	check(js+"data_dir", oj.DataDir, nj.DataDir)
-	check(js+"listen", oj.Listen, nj.Listen)
-	check(js+"sync_always", oj.SyncAlways, nj.SyncAlways)
-	check(js+"timeout_seconds", oj.TimeoutSeconds, nj.TimeoutSeconds)
-	check(js+"retry_attempts", oj.RetryAttempts, nj.RetryAttempts)
-	check(js+"max_reconnect_attempts", oj.MaxReconnectAttempts, nj.MaxReconnectAttempts)
-	check(js+"reconnect_delay_ms", oj.ReconnectDelayMs, nj.ReconnectDelayMs)
-	check(js+"publish_retry_attempts", oj.PublishRetryAttempts, nj.PublishRetryAttempts)
-	check(js+"publish_retry_base_delay_ms", oj.PublishRetryBaseDelayMs, nj.PublishRetryBaseDelayMs)
-	check("metrics", old.Metrics, next.Metrics)
-	check("logging.format", old.Logging.Format, next.Logging.Format)
-	oe, _ := old.Logging.Export()
-	ne, _ := next.Logging.Export()
-	check("logging.otlp", oe, ne)
-	return out
 }
 
 // configDiff is what a reload changes, by event type and by setting.
@@ -264,6 +274,7 @@ func diffConfigs(old, next *configs.Config) configDiff {
 		{"auth", old.Auth, next.Auth},
 		{"ecpds", old.ECPDS, next.ECPDS},
 		{"codecs", old.Codecs, next.Codecs},
+		{"session", old.Session, next.Session},
 		{"logging.level", old.Logging.Level, next.Logging.Level},
 		{"notification_schema_strict", old.NotificationSchemaStrict, next.NotificationSchemaStrict},
 	} {

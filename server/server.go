@@ -128,12 +128,8 @@ func New(ctx context.Context, cfg *configs.Config, opts Options) (*Server, error
 		}
 		s.eng, s.ownsEng = eng, true
 	}
-	var reloader handlers.Reloader
-	if opts.ConfigPath != "" {
-		reloader = s
-	}
 	hopts := handlers.Options{Settings: rt.Handlers, Engine: s.eng, StreamWriteTimeout: opts.StreamWriteTimeout,
-		Version: opts.Version, Logger: log, Reloader: reloader}
+		Version: opts.Version, Logger: log}
 	if s.metrics != nil {
 		hopts.Observer = handlersObserver{s.metrics}
 	}
@@ -198,7 +194,7 @@ func NewEngine(ctx context.Context, cfg *configs.Config, log *slog.Logger, obs j
 // settings are applied by the caller where order matters).
 func (s *Server) install(rt *Runtime) {
 	s.limits.Configure(rt.Limits)
-	ao := api.Options{Handlers: s.h, Logger: s.log, Auth: rt.Auth, CORS: rt.CORS, Limits: s.limits}
+	ao := api.Options{Handlers: s.h, Logger: s.log, Auth: rt.Auth, CORS: rt.CORS, Limits: s.limits, Reload: s.AdminReload}
 	if s.metrics != nil {
 		ao.Metrics = s.metrics.Middleware
 	}

@@ -106,7 +106,7 @@ func (h *herald) reload(t *testing.T, kind, config string) {
 	if err := os.WriteFile(h.path, []byte(strings.ReplaceAll(config, "KIND", kind)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.srv.Reload(context.Background(), handlers.ReloadOptions{Trigger: "test"}); err != nil {
+	if _, err := h.srv.Reload(context.Background(), server.ReloadOptions{Trigger: "test"}); err != nil {
 		t.Fatalf("reload: %v", err)
 	}
 }
