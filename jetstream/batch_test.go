@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"herald/engine"
+	"herald/geo"
 	"herald/notification"
 )
 
@@ -125,11 +126,11 @@ func varied(t *testing.T) []*notification.Notification {
 		n.Identifier = map[string]string{"k": c.value, "other": "x y"}
 		out = append(out, n)
 	}
-	poly, err := notification.NewPolygon([]notification.Point{{Lat: 0, Lon: 0}, {Lat: 0, Lon: 10}, {Lat: 10, Lon: 10}, {Lat: 0, Lon: 0}})
+	poly, err := geo.NewPolygon([]geo.Point{{Lat: 0, Lon: 0}, {Lat: 0, Lon: 10}, {Lat: 10, Lon: 10}, {Lat: 0, Lon: 0}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cloud, err := notification.NewPointCloud([]notification.Point{{Lat: 1, Lon: 2}, {Lat: -3.5, Lon: 4.25}}, 10)
+	cloud, err := geo.NewPointCloud([]geo.Point{{Lat: 1, Lon: 2}, {Lat: -3.5, Lon: 4.25}}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

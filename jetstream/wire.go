@@ -10,12 +10,13 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"herald/engine"
+	"herald/geo"
 	"herald/notification"
 	"herald/topic"
 )
 
 // Message headers written by Publish. The spatial metadata keys of
-// notification.Geometry.Metadata (spatial_bbox, spatial_geometry,
+// geo.Geometry.Metadata (spatial_bbox, spatial_geometry,
 // spatial_point_cloud) are headers as well, as in Aviso (reference §9.4).
 const (
 	// HeaderEventType holds the notification's event type when it is not
@@ -180,7 +181,7 @@ func record(subject string, h nats.Header, data []byte, seq uint64, at time.Time
 			return nil, fmt.Errorf("header %s: %w", HeaderIdentifier, err)
 		}
 	}
-	g, err := notification.GeometryFromMetadata(h.Get)
+	g, err := geo.GeometryFromMetadata(h.Get)
 	if err != nil {
 		return nil, err
 	}

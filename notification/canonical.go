@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"herald/configs"
+	"herald/geo"
 	"herald/topic"
 )
 
@@ -226,7 +227,7 @@ func (s *Schema) CheckSpatial(ident map[string]json.RawMessage) error {
 			Detail:  "identifier cannot contain both 'polygon' and 'point': send one spatial filter"}
 	}
 	if hasPoint {
-		if _, err := ParsePoint(rawPoint); err != nil {
+		if _, err := geo.ParsePoint(rawPoint); err != nil {
 			return &ValidationError{Field: configs.FieldPoint,
 				Message: "identifier.point must be a valid [lat,lon] coordinate pair or compatible string: " + err.Error(),
 				Detail:  err.Error()}
@@ -389,17 +390,17 @@ func (s *Schema) spatialFilter(fd *Field, ident map[string]json.RawMessage, f *F
 	rawPoint, hasPoint := ident[configs.FieldPoint]
 	switch {
 	case hasPoly:
-		g, err := ParsePolygon(rawPoly)
+		g, err := geo.ParsePolygon(rawPoly)
 		if err != nil {
 			return spatialInvalid(configs.FieldPolygon, err)
 		}
-		f.Spatial = IntersectsFilter(g)
+		f.Spatial = geo.IntersectsFilter(g)
 	case hasPoint && fd.Name == configs.FieldPolygon:
-		p, err := ParsePoint(rawPoint)
+		p, err := geo.ParsePoint(rawPoint)
 		if err != nil {
 			return invalid(configs.FieldPoint, "%v", err)
 		}
-		f.Spatial = ContainsPointFilter(p)
+		f.Spatial = geo.ContainsPointFilter(p)
 	case fd.Required:
 		if fd.Name == configs.FieldPointCloud {
 			return &ValidationError{Field: fd.Name,

@@ -11,6 +11,7 @@ import (
 	"herald/codec/jsonstr"
 	"herald/codec/store"
 	"herald/configs"
+	"herald/geo"
 )
 
 // ceTemplate holds the constant parts of one event type's CloudEvents.
@@ -172,7 +173,7 @@ func appendGenericIdentifier(b []byte, n *Notification) []byte {
 	geomKey := ""
 	if g := n.Geometry; g != nil {
 		geomKey = configs.FieldPolygon
-		if g.Kind == PointCloudGeometry {
+		if g.Kind == geo.PointCloudGeometry {
 			geomKey = configs.FieldPointCloud
 		}
 		if _, clash := n.Identifier[geomKey]; !clash {

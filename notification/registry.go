@@ -9,13 +9,14 @@ import (
 
 	"herald/codec"
 	"herald/configs"
+	"herald/geo"
 )
 
 // GeometryHandler is implemented by the spatial handlers: they turn a raw
-// JSON identifier value into a Geometry.
+// JSON identifier value into a geo.Geometry.
 type GeometryHandler interface {
 	Handler
-	Geometry(raw json.RawMessage) (*Geometry, error)
+	Geometry(raw json.RawMessage) (*geo.Geometry, error)
 }
 
 // Field is one compiled identifier field of a schema.

@@ -9,6 +9,7 @@ package notification
 import (
 	"encoding/json"
 
+	"herald/geo"
 	"herald/topic"
 )
 
@@ -56,8 +57,8 @@ type Notification struct {
 	// identifier fields. Rendering uses it only for generic notifications;
 	// schema notifications are rebuilt from Tokens.
 	Identifier map[string]string
-	// Geometry is the notification's polygon or point cloud, nil if none.
-	Geometry *Geometry
+	// geo.Geometry is the notification's polygon or point cloud, nil if none.
+	Geometry *geo.Geometry
 	// Payload is the payload as stored: compact JSON text by default.
 	Payload []byte
 	// ContentType is the media type of Payload ("application/json").
@@ -70,40 +71,6 @@ func (n *Notification) Base() string {
 		return ""
 	}
 	return n.Tokens[0]
-}
-
-// Point is a coordinate, latitude first as everywhere in the API.
-type Point struct {
-	Lat, Lon float64
-}
-
-// BBox is an inclusive latitude/longitude bounding box.
-type BBox struct {
-	MinLat, MinLon, MaxLat, MaxLon float64
-}
-
-// GeometryKind tells what a Geometry's points mean.
-type GeometryKind uint8
-
-// Geometry kinds.
-const (
-	// PolygonGeometry is a closed ring: the first point equals the last.
-	PolygonGeometry GeometryKind = iota + 1
-	// PointCloudGeometry is an ordered list of points.
-	PointCloudGeometry
-)
-
-// Geometry is the spatial metadata of a notification.
-type Geometry struct {
-	Kind   GeometryKind
-	Points []Point
-	BBox   BBox
-}
-
-// SpatialFilter decides whether a notification's geometry passes a
-// watch/replay spatial filter. A nil geometry never passes.
-type SpatialFilter interface {
-	Match(g *Geometry) bool
 }
 
 // TokenConstraint applies a Constraint to the subject token at Pos.
@@ -123,12 +90,12 @@ type Filter struct {
 	Pattern     topic.Pattern
 	Constraints []TokenConstraint
 	// Spatial is nil when the request has no spatial filter.
-	Spatial SpatialFilter
+	Spatial geo.SpatialFilter
 }
 
 // Match reports whether a notification with the given decoded subject
 // tokens and geometry passes the filter (reference §4.4).
-func (f *Filter) Match(tokens []string, g *Geometry) bool {
+func (f *Filter) Match(tokens []string, g *geo.Geometry) bool {
 	if !f.Pattern.Match(tokens) {
 		return false
 	}

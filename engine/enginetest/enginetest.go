@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"herald/engine"
+	"herald/geo"
 	"herald/notification"
 	"herald/topic"
 )
@@ -95,7 +96,7 @@ const (
 type marsRec struct {
 	class, stream string
 	step          int
-	geo           *notification.Geometry
+	geo           *geo.Geometry
 }
 
 // Two geometries: geoNorth lies at latitudes 40..50, geoSouth at 10..20.
@@ -105,15 +106,15 @@ var (
 )
 
 // polygon returns a rectangular polygon geometry.
-func polygon(minLat, minLon, maxLat, maxLon float64) *notification.Geometry {
-	return &notification.Geometry{
-		Kind: notification.PolygonGeometry,
-		Points: []notification.Point{
+func polygon(minLat, minLon, maxLat, maxLon float64) *geo.Geometry {
+	return &geo.Geometry{
+		Kind: geo.PolygonGeometry,
+		Points: []geo.Point{
 			{Lat: minLat, Lon: minLon}, {Lat: minLat, Lon: maxLon},
 			{Lat: maxLat, Lon: maxLon}, {Lat: maxLat, Lon: minLon},
 			{Lat: minLat, Lon: minLon},
 		},
-		BBox: notification.BBox{MinLat: minLat, MinLon: minLon, MaxLat: maxLat, MaxLon: maxLon},
+		BBox: geo.BBox{MinLat: minLat, MinLon: minLon, MaxLat: maxLat, MaxLon: maxLon},
 	}
 }
 
@@ -186,12 +187,12 @@ func (c intBetween) Match(v string) bool {
 // latitude.
 type minLat float64
 
-func (f minLat) Match(g *notification.Geometry) bool {
+func (f minLat) Match(g *geo.Geometry) bool {
 	return g != nil && g.BBox.MinLat >= float64(f)
 }
 
 // query builds a query of stream with the given filter parts.
-func query(stream string, p topic.Pattern, cs []notification.TokenConstraint, sp notification.SpatialFilter) engine.Query {
+func query(stream string, p topic.Pattern, cs []notification.TokenConstraint, sp geo.SpatialFilter) engine.Query {
 	return engine.Query{Stream: stream, Filter: &notification.Filter{Pattern: p, Constraints: cs, Spatial: sp}}
 }
 

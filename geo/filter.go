@@ -1,4 +1,4 @@
-package notification
+package geo
 
 import (
 	"math"
@@ -7,57 +7,57 @@ import (
 
 // Spatial predicates. Coordinates are latitude first everywhere in the API;
 // the predicates work in the plane with x = longitude and y = latitude (no
-// wrap-around at the antimeridian, as in the reference). Orientation tests
+// wrap-around at the antimeridian, as in aviso-server). Orientation tests
 // are exact: a float64 evaluation with a proven error bound, falling back
 // to exact rational arithmetic when the sign is uncertain, so collinear and
 // touching cases are decided consistently. Degenerate rings (repeated
 // vertices, zero-length edges, zero area, self-crossings) are handled
 // without panicking; inside/outside uses the even-odd rule.
 
-// IntersectsFilter returns the filter of a request polygon (reference
-// §9.1, §9.2). Against a polygon notification it passes when the two
+// IntersectsFilter returns the filter of a request polygon (the Aviso
+// API's spatial filter). Against a polygon notification it passes when the two
 // polygons intersect, touching boundaries included. Against a point-cloud
 // notification it passes when any cloud point lies inside the polygon or
 // on an edge or vertex. poly should come from ParsePolygon or NewPolygon;
 // a nil or non-polygon poly matches nothing.
 func IntersectsFilter(poly *Geometry) SpatialFilter {
 	if poly == nil || poly.Kind != PolygonGeometry || len(poly.Points) == 0 {
-		return geoNeverFilter{}
+		return neverFilter{}
 	}
-	return &geoIntersectsFilter{ring: append([]Point(nil), poly.Points...), bbox: poly.BBox}
+	return &intersectsFilter{ring: append([]Point(nil), poly.Points...), bbox: poly.BBox}
 }
 
-// ContainsPointFilter returns the filter of a request point (reference
-// §9.1): it passes when the notification's polygon contains the point
+// ContainsPointFilter returns the filter of a request point (the Aviso
+// API's point filter): it passes when the notification's polygon contains the point
 // strictly; a point on an edge or a vertex does not pass. Point clouds and
 // nil geometries never pass.
 func ContainsPointFilter(p Point) SpatialFilter {
-	return geoContainsPointFilter{p: p}
+	return containsPointFilter{p: p}
 }
 
-// geoNeverFilter matches nothing.
-type geoNeverFilter struct{}
+// neverFilter matches nothing.
+type neverFilter struct{}
 
 // Match always reports false.
-func (geoNeverFilter) Match(*Geometry) bool { return false }
+func (neverFilter) Match(*Geometry) bool { return false }
 
-// geoIntersectsFilter is IntersectsFilter's result.
-type geoIntersectsFilter struct {
+// intersectsFilter is IntersectsFilter's result.
+type intersectsFilter struct {
 	ring []Point
 	bbox BBox
 }
 
 // Match applies the bounding-box prefilter, then the exact test.
-func (f *geoIntersectsFilter) Match(g *Geometry) bool {
-	if g == nil || len(g.Points) == 0 || !geoBBoxesOverlap(f.bbox, g.BBox) {
+func (f *intersectsFilter) Match(g *Geometry) bool {
+	if g == nil || len(g.Points) == 0 || !bBoxesOverlap(f.bbox, g.BBox) {
 		return false
 	}
 	switch g.Kind {
 	case PolygonGeometry:
-		return geoRingsIntersect(f.ring, f.bbox, g.Points)
+		return ringsIntersect(f.ring, f.bbox, g.Points)
 	case PointCloudGeometry:
 		for _, p := range g.Points {
-			if geoBBoxHas(f.bbox, p) && geoLocate(p, f.ring) != geoOutside {
+			if bBoxHas(f.bbox, p) && locate(p, f.ring) != locOutside {
 				return true
 			}
 		}
@@ -65,120 +65,120 @@ func (f *geoIntersectsFilter) Match(g *Geometry) bool {
 	return false
 }
 
-// geoContainsPointFilter is ContainsPointFilter's result.
-type geoContainsPointFilter struct {
+// containsPointFilter is ContainsPointFilter's result.
+type containsPointFilter struct {
 	p Point
 }
 
 // Match reports strict containment in a polygon notification.
-func (f geoContainsPointFilter) Match(g *Geometry) bool {
-	if g == nil || g.Kind != PolygonGeometry || !geoBBoxHas(g.BBox, f.p) {
+func (f containsPointFilter) Match(g *Geometry) bool {
+	if g == nil || g.Kind != PolygonGeometry || !bBoxHas(g.BBox, f.p) {
 		return false
 	}
-	return geoLocate(f.p, g.Points) == geoInside
+	return locate(f.p, g.Points) == locInside
 }
 
-// geoBBoxesOverlap reports whether two inclusive boxes share a point.
-func geoBBoxesOverlap(a, b BBox) bool {
+// bBoxesOverlap reports whether two inclusive boxes share a point.
+func bBoxesOverlap(a, b BBox) bool {
 	return a.MinLat <= b.MaxLat && b.MinLat <= a.MaxLat && a.MinLon <= b.MaxLon && b.MinLon <= a.MaxLon
 }
 
-// geoBBoxHas reports whether p lies in the inclusive box.
-func geoBBoxHas(b BBox, p Point) bool {
+// bBoxHas reports whether p lies in the inclusive box.
+func bBoxHas(b BBox, p Point) bool {
 	return b.MinLat <= p.Lat && p.Lat <= b.MaxLat && b.MinLon <= p.Lon && p.Lon <= b.MaxLon
 }
 
-// geoRingsIntersect reports whether the areas bounded by rings a (with
+// ringsIntersect reports whether the areas bounded by rings a (with
 // bounding box abox) and b share at least one point. Either a boundary of
 // one meets a boundary of the other, or, when no boundaries meet, one ring
 // lies entirely inside the other: a ring's boundary is connected, so
 // without a crossing all of it is on one side of the other ring and
 // testing one vertex decides.
-func geoRingsIntersect(a []Point, abox BBox, b []Point) bool {
+func ringsIntersect(a []Point, abox BBox, b []Point) bool {
 	na, nb := len(a), len(b)
 	for j := 0; j < nb; j++ {
 		q1, q2 := b[j], b[(j+1)%nb]
 		// Edges of b outside a's box cannot meet a's edges.
-		if !geoOverlap(q1.Lat, q2.Lat, abox.MinLat, abox.MaxLat) || !geoOverlap(q1.Lon, q2.Lon, abox.MinLon, abox.MaxLon) {
+		if !overlap(q1.Lat, q2.Lat, abox.MinLat, abox.MaxLat) || !overlap(q1.Lon, q2.Lon, abox.MinLon, abox.MaxLon) {
 			continue
 		}
 		for i := 0; i < na; i++ {
-			if geoSegmentsIntersect(a[i], a[(i+1)%na], q1, q2) {
+			if segmentsIntersect(a[i], a[(i+1)%na], q1, q2) {
 				return true
 			}
 		}
 	}
-	return geoLocate(b[0], a) != geoOutside || geoLocate(a[0], b) != geoOutside
+	return locate(b[0], a) != locOutside || locate(a[0], b) != locOutside
 }
 
-// geoSegmentsIntersect reports whether closed segments p1p2 and q1q2 share
+// segmentsIntersect reports whether closed segments p1p2 and q1q2 share
 // a point: a proper crossing, an endpoint on the other segment, collinear
 // overlap or a shared endpoint. Zero-length segments are points.
-func geoSegmentsIntersect(p1, p2, q1, q2 Point) bool {
+func segmentsIntersect(p1, p2, q1, q2 Point) bool {
 	if q1.Lon > q2.Lon {
 		q1, q2 = q2, q1 // orientation signs below do not depend on the order
 	}
-	if !geoOverlap(p1.Lon, p2.Lon, q1.Lon, q2.Lon) {
+	if !overlap(p1.Lon, p2.Lon, q1.Lon, q2.Lon) {
 		return false
 	}
 	lo, hi := q1.Lat, q2.Lat
 	if lo > hi {
 		lo, hi = hi, lo
 	}
-	if !geoOverlap(p1.Lat, p2.Lat, lo, hi) {
+	if !overlap(p1.Lat, p2.Lat, lo, hi) {
 		return false
 	}
-	o1 := geoOrient(p1, p2, q1)
-	o2 := geoOrient(p1, p2, q2)
-	o3 := geoOrient(q1, q2, p1)
-	o4 := geoOrient(q1, q2, p2)
+	o1 := orient(p1, p2, q1)
+	o2 := orient(p1, p2, q2)
+	o3 := orient(q1, q2, p1)
+	o4 := orient(q1, q2, p2)
 	if o1*o2 < 0 && o3*o4 < 0 {
 		return true
 	}
-	return (o1 == 0 && geoInSegmentBox(p1, p2, q1)) ||
-		(o2 == 0 && geoInSegmentBox(p1, p2, q2)) ||
-		(o3 == 0 && geoInSegmentBox(q1, q2, p1)) ||
-		(o4 == 0 && geoInSegmentBox(q1, q2, p2))
+	return (o1 == 0 && inSegmentBox(p1, p2, q1)) ||
+		(o2 == 0 && inSegmentBox(p1, p2, q2)) ||
+		(o3 == 0 && inSegmentBox(q1, q2, p1)) ||
+		(o4 == 0 && inSegmentBox(q1, q2, p2))
 }
 
-// geoOverlap reports whether the closed interval spanned by x and y, in
+// overlap reports whether the closed interval spanned by x and y, in
 // either order, meets [lo, hi] (lo <= hi).
-func geoOverlap(x, y, lo, hi float64) bool {
+func overlap(x, y, lo, hi float64) bool {
 	if x > y {
 		x, y = y, x
 	}
 	return x <= hi && lo <= y
 }
 
-// geoInSegmentBox reports whether c, known to be collinear with a and b,
+// inSegmentBox reports whether c, known to be collinear with a and b,
 // lies on the closed segment ab.
-func geoInSegmentBox(a, b, c Point) bool {
-	return geoBetween(c.Lon, a.Lon, b.Lon) && geoBetween(c.Lat, a.Lat, b.Lat)
+func inSegmentBox(a, b, c Point) bool {
+	return between(c.Lon, a.Lon, b.Lon) && between(c.Lat, a.Lat, b.Lat)
 }
 
-// geoBetween reports whether v lies in the closed interval spanned by x
+// between reports whether v lies in the closed interval spanned by x
 // and y, in either order.
-func geoBetween(v, x, y float64) bool {
+func between(v, x, y float64) bool {
 	if x > y {
 		x, y = y, x
 	}
 	return x <= v && v <= y
 }
 
-// geoLocation is where a point lies relative to a ring.
-type geoLocation uint8
+// location is where a point lies relative to a ring.
+type location uint8
 
 const (
-	geoOutside geoLocation = iota
-	geoOnBoundary
-	geoInside
+	locOutside location = iota
+	locBoundary
+	locInside
 )
 
-// geoLocate places p relative to the ring (its last point normally equals
+// locate places p relative to the ring (its last point normally equals
 // the first; an open ring is closed implicitly). Boundary first, then the
 // even-odd crossing rule with a half-open test on latitudes, the side of
 // each crossing being decided by an exact orientation.
-func geoLocate(p Point, ring []Point) geoLocation {
+func locate(p Point, ring []Point) location {
 	n := len(ring)
 	inside := false
 	for i := 0; i < n; i++ {
@@ -186,40 +186,40 @@ func geoLocate(p Point, ring []Point) geoLocation {
 		if (a.Lat > p.Lat && b.Lat > p.Lat) || (a.Lat < p.Lat && b.Lat < p.Lat) {
 			continue // entirely above or below p: neither touches nor crosses
 		}
-		if geoInSegmentBox(a, b, p) && geoOrient(a, b, p) == 0 {
-			return geoOnBoundary
+		if inSegmentBox(a, b, p) && orient(a, b, p) == 0 {
+			return locBoundary
 		}
 		if (a.Lat > p.Lat) != (b.Lat > p.Lat) {
 			// The edge crosses the horizontal line through p; count it
 			// when the crossing lies east of p, that is when p is left
 			// of an upward edge or right of a downward one. p is not on
 			// the edge, so the orientation is not zero.
-			o := geoOrient(a, b, p)
+			o := orient(a, b, p)
 			if (b.Lat > a.Lat && o > 0) || (b.Lat < a.Lat && o < 0) {
 				inside = !inside
 			}
 		}
 	}
 	if inside {
-		return geoInside
+		return locInside
 	}
-	return geoOutside
+	return locOutside
 }
 
-// geoCCWErrBound is Shewchuk's error bound for the float64 evaluation of
+// cCWErrBound is Shewchuk's error bound for the float64 evaluation of
 // the 2D orientation determinant: (3 + 16ε)ε with ε = 2⁻⁵³.
-var geoCCWErrBound = (3 + 16*0x1p-53) * 0x1p-53
+var cCWErrBound = (3 + 16*0x1p-53) * 0x1p-53
 
-// geoMinSafeDet is the magnitude below which the float64 determinant may
+// minSafeDet is the magnitude below which the float64 determinant may
 // have lost precision to underflow; such cases are decided exactly. The
 // bound used above it also gets an absolute term covering the rounding of
 // products that underflowed to subnormals.
-const geoMinSafeDet = 0x1p-900
+const minSafeDet = 0x1p-900
 
-// geoOrient returns +1 when c lies to the left of the directed line a→b
+// orient returns +1 when c lies to the left of the directed line a→b
 // (counter-clockwise turn, x = longitude, y = latitude), -1 when to the
 // right and 0 when the three points are collinear. The sign is exact.
-func geoOrient(a, b, c Point) int {
+func orient(a, b, c Point) int {
 	l1, l2 := a.Lon-c.Lon, b.Lat-c.Lat
 	r1, r2 := a.Lat-c.Lat, b.Lon-c.Lon
 	// A float64 difference is zero exactly when its operands are equal
@@ -231,17 +231,17 @@ func geoOrient(a, b, c Point) int {
 		case leftZero && rightZero:
 			return 0
 		case leftZero:
-			return -geoSign(r1) * geoSign(r2)
+			return -sign(r1) * sign(r2)
 		default:
-			return geoSign(l1) * geoSign(l2)
+			return sign(l1) * sign(l2)
 		}
 	}
 	detLeft := l1 * l2
 	detRight := r1 * r2
 	det := detLeft - detRight
 	detSum := math.Abs(detLeft) + math.Abs(detRight)
-	if detSum >= geoMinSafeDet {
-		bound := geoCCWErrBound*detSum + 0x1p-1000
+	if detSum >= minSafeDet {
+		bound := cCWErrBound*detSum + 0x1p-1000
 		if det > bound {
 			return 1
 		}
@@ -249,11 +249,11 @@ func geoOrient(a, b, c Point) int {
 			return -1
 		}
 	}
-	return geoOrientExact(a, b, c)
+	return orientExact(a, b, c)
 }
 
-// geoSign returns the sign of a non-NaN float: -1, 0 or +1.
-func geoSign(f float64) int {
+// sign returns the sign of a non-NaN float: -1, 0 or +1.
+func sign(f float64) int {
 	switch {
 	case f > 0:
 		return 1
@@ -263,9 +263,9 @@ func geoSign(f float64) int {
 	return 0
 }
 
-// geoOrientExact evaluates the orientation determinant in exact rational
+// orientExact evaluates the orientation determinant in exact rational
 // arithmetic; every float64 converts to a rational exactly.
-func geoOrientExact(a, b, c Point) int {
+func orientExact(a, b, c Point) int {
 	r := func(f float64) *big.Rat { return new(big.Rat).SetFloat64(f) }
 	sub := func(x, y float64) *big.Rat { return new(big.Rat).Sub(r(x), r(y)) }
 	left := new(big.Rat).Mul(sub(a.Lon, c.Lon), sub(b.Lat, c.Lat))

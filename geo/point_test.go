@@ -1,4 +1,4 @@
-package notification
+package geo
 
 import (
 	"encoding/json"
@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-const pointForms = `send [lat,lon] such as [52.55,13.5], a string holding such an array, or a string "lat,lon" or "(lat,lon)"`
+const wantPointForms = `send [lat,lon] such as [52.55,13.5], a string holding such an array, or a string "lat,lon" or "(lat,lon)"`
 
 var pointCases = []struct {
 	name string
@@ -39,11 +39,11 @@ var pointCases = []struct {
 	{name: "latitude out of range", raw: `[91,0]`, err: "must be a valid point: latitude 91 is outside the valid range [-90, 90]"},
 	{name: "longitude out of range", raw: `"0,-181"`, err: "must be a valid point: longitude -181 is outside the valid range [-180, 180]"},
 	{name: "broken json in string", raw: `"[1,2"`, err: "must be a valid point: the array is not valid JSON (unexpected end of JSON input at byte 4)"},
-	{name: "geojson", raw: `{"type":"Point","coordinates":[13.5,52.55]}`, err: "must be a valid point: objects (GeoJSON included) are not accepted; " + pointForms},
-	{name: "null", raw: `null`, err: "must be a valid point: the value is null; " + pointForms},
-	{name: "number", raw: `52`, err: "must be a valid point: the value is a number; " + pointForms},
-	{name: "bool", raw: `false`, err: "must be a valid point: the value is a boolean; " + pointForms},
-	{name: "empty", raw: ``, err: "must be a valid point: the value is empty; " + pointForms},
+	{name: "geojson", raw: `{"type":"Point","coordinates":[13.5,52.55]}`, err: "must be a valid point: objects (GeoJSON included) are not accepted; " + wantPointForms},
+	{name: "null", raw: `null`, err: "must be a valid point: the value is null; " + wantPointForms},
+	{name: "number", raw: `52`, err: "must be a valid point: the value is a number; " + wantPointForms},
+	{name: "bool", raw: `false`, err: "must be a valid point: the value is a boolean; " + wantPointForms},
+	{name: "empty", raw: ``, err: "must be a valid point: the value is empty; " + wantPointForms},
 }
 
 func TestParsePoint(t *testing.T) {
@@ -78,7 +78,7 @@ func FuzzParsePoint(f *testing.F) {
 			}
 			return
 		}
-		if err := geoCheckPoint(p, -1); err != nil {
+		if err := checkPoint(p, -1); err != nil {
 			t.Fatalf("accepted an invalid point: %v", err)
 		}
 		canon := p.CanonicalJSON()

@@ -1,4 +1,4 @@
-package notification
+package geo
 
 import (
 	"encoding/json"
@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"herald/configs"
 )
 
 // square is the closed ring 0..1 x 0..1 used across the tests.
@@ -165,7 +163,7 @@ func TestNewPointCloud(t *testing.T) {
 		})
 	}
 	t.Run("size at limit is accepted", func(t *testing.T) {
-		g, err := NewPointCloud(atLimit, configs.DefaultMaxPoints)
+		g, err := NewPointCloud(atLimit, MaxPoints)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,7 +184,7 @@ func TestCanonicalNumberFormat(t *testing.T) {
 		{0.1, "0.1"}, {1e20, "100000000000000000000"}, {1e21, "1e+21"}, {123456789e-15, "1.23456789e-7"},
 	}
 	for _, tc := range tests {
-		got := geoFormat(tc.v)
+		got := format(tc.v)
 		std, err := json.Marshal(tc.v)
 		if err != nil {
 			t.Fatal(err)
@@ -347,13 +345,13 @@ func TestParseDecimal(t *testing.T) {
 		{"infinit", 0, false}, {"١", 0, false},
 	}
 	for _, tc := range tests {
-		got, ok := geoParseDecimal(tc.in)
+		got, ok := parseDecimal(tc.in)
 		if ok != tc.ok || (ok && math.Float64bits(got) != math.Float64bits(tc.want)) {
-			t.Errorf("geoParseDecimal(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+			t.Errorf("parseDecimal(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
 		}
 	}
-	if v, ok := geoParseDecimal("NaN"); !ok || !math.IsNaN(v) {
-		t.Errorf("geoParseDecimal(NaN) = %v, %v", v, ok)
+	if v, ok := parseDecimal("NaN"); !ok || !math.IsNaN(v) {
+		t.Errorf("parseDecimal(NaN) = %v, %v", v, ok)
 	}
 }
 
@@ -397,10 +395,10 @@ func checkGeometryInvariants(t *testing.T, g *Geometry) {
 		t.Fatalf("empty geometry %+v", g)
 	}
 	for i, p := range g.Points {
-		if err := geoCheckPoint(p, i); err != nil {
+		if err := checkPoint(p, i); err != nil {
 			t.Fatalf("invalid point in geometry: %v", err)
 		}
-		if !geoBBoxHas(g.BBox, p) {
+		if !bBoxHas(g.BBox, p) {
 			t.Fatalf("point %v outside bbox %+v", p, g.BBox)
 		}
 	}
@@ -411,7 +409,7 @@ func checkGeometryInvariants(t *testing.T, g *Geometry) {
 			t.Fatalf("polygon not closed or too short: %v", g.Points)
 		}
 	case PointCloudGeometry:
-		if len(g.Points) > configs.DefaultMaxPoints || len(g.CanonicalJSON()) > MaxPointCloudJSONBytes {
+		if len(g.Points) > MaxPoints || len(g.CanonicalJSON()) > MaxPointCloudJSONBytes {
 			t.Fatalf("point cloud over limits: %d points, %d bytes", len(g.Points), len(g.CanonicalJSON()))
 		}
 	default:
@@ -436,8 +434,47 @@ func TestCanonicalFloat(t *testing.T) {
 		{1e16, "1e16"}, {1.5e16, "1.5e16"}, {123.456, "123.456"}, {-89.12345678901234, "-89.12345678901234"},
 		{0.1, "0.1"}, {1234567890123456, "1234567890123456.0"}, {12345678901234567, "1.2345678901234568e16"},
 	} {
-		if got := string(geoAppendJSONFloat(nil, tc.v)); got != tc.want {
-			t.Errorf("geoAppendJSONFloat(%v) = %q, want %q", tc.v, got, tc.want)
+		if got := string(appendJSONFloat(nil, tc.v)); got != tc.want {
+			t.Errorf("appendJSONFloat(%v) = %q, want %q", tc.v, got, tc.want)
 		}
+	}
+}
+
+func TestParsePointCloudLimits(t *testing.T) {
+	parse := func(raw json.RawMessage) (*Geometry, error) { return ParsePointCloud(raw, MaxPoints) }
+	cloudJSON := func(pts []Point) json.RawMessage { return appendPoints(nil, pts) }
+	// 10000 points pass the count (and then exceed the size: each point
+	// is at least [0.0,0.0], 10 bytes with its comma, as in aviso-server
+	// 0.13); 10001 are refused on the count, which is checked first.
+	pts := make([]Point, MaxPoints+1)
+	if _, err := parse(cloudJSON(pts[:MaxPoints])); err == nil ||
+		err.Error() != "point cloud canonical JSON is 100001 bytes, maximum is 61440 bytes (send fewer points or fewer decimal digits)" {
+		t.Fatalf("10000 points: %v", err)
+	}
+	_, err := parse(cloudJSON(pts))
+	if err == nil || err.Error() != "point cloud contains 10001 points, maximum is 10000" {
+		t.Fatalf("10001 points: %v", err)
+	}
+	// The canonical size limit is inclusive and measured on the canonical
+	// form, not on the input text.
+	at := cloudOfLen(t, MaxPointCloudJSONBytes)
+	padded := strings.ReplaceAll(string(cloudJSON(at)), ",", " , ")
+	g, err := parse(json.RawMessage(padded))
+	if err != nil || len(g.CanonicalJSON()) != MaxPointCloudJSONBytes {
+		t.Fatalf("cloud of exactly %d canonical bytes: %v", MaxPointCloudJSONBytes, err)
+	}
+	over := cloudOfLen(t, MaxPointCloudJSONBytes+1)
+	_, err = parse(cloudJSON(over))
+	want := "point cloud canonical JSON is 61441 bytes, maximum is 61440 bytes (send fewer points or fewer decimal digits)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("oversized cloud: %v", err)
+	}
+	// aviso-server's documented example: 5000 long points exceed the size limit.
+	long := make([]Point, 5000)
+	for i := range long {
+		long[i] = Point{-89.12345678901234, -179.12345678901235}
+	}
+	if _, err := parse(cloudJSON(long)); err == nil || !strings.Contains(err.Error(), "canonical JSON is 205001 bytes") {
+		t.Fatalf("5000 long points: %v", err)
 	}
 }

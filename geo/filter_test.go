@@ -1,10 +1,8 @@
-package notification
+package geo
 
 import (
 	"math"
 	"testing"
-
-	"herald/configs"
 )
 
 // mkPoly builds a polygon from lat,lon,lat,lon,... values.
@@ -20,7 +18,7 @@ func mkPoly(t testing.TB, v ...float64) *Geometry {
 // mkCloud builds a point cloud from lat,lon,lat,lon,... values.
 func mkCloud(t testing.TB, v ...float64) *Geometry {
 	t.Helper()
-	g, err := NewPointCloud(pairs(v), configs.DefaultMaxPoints)
+	g, err := NewPointCloud(pairs(v), MaxPoints)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,8 +191,8 @@ func TestOrientExactNearCollinear(t *testing.T) {
 			} else if j < k {
 				want = -1
 			}
-			if got := geoOrient(a, b, c); got != want {
-				t.Fatalf("geoOrient(%v, %v, %v) = %d, want %d", a, b, c, got, want)
+			if got := orient(a, b, c); got != want {
+				t.Fatalf("orient(%v, %v, %v) = %d, want %d", a, b, c, got, want)
 			}
 		}
 	}
@@ -209,8 +207,8 @@ func TestOrientExactNearCollinear(t *testing.T) {
 		{Point{0, 0}, Point{0, 0}, Point{1, 1}, 0},
 	}
 	for _, tc := range tiny {
-		if got := geoOrient(tc.a, tc.b, tc.c); got != tc.want {
-			t.Errorf("geoOrient(%v, %v, %v) = %d, want %d", tc.a, tc.b, tc.c, got, tc.want)
+		if got := orient(tc.a, tc.b, tc.c); got != tc.want {
+			t.Errorf("orient(%v, %v, %v) = %d, want %d", tc.a, tc.b, tc.c, got, tc.want)
 		}
 	}
 }
@@ -253,7 +251,7 @@ func FuzzSpatialFilters(f *testing.F) {
 			t.Fatalf("intersects is not symmetric: %v vs %v for %s and %s", ab, ba, a.CanonicalJSON(), b.CanonicalJSON())
 		}
 		for _, v := range b.Points {
-			if geoLocate(v, a.Points) != geoOutside && !ab {
+			if locate(v, a.Points) != locOutside && !ab {
 				t.Fatalf("vertex %v of %s is in or on %s, yet no intersection", v, b.CanonicalJSON(), a.CanonicalJSON())
 			}
 		}
@@ -314,7 +312,7 @@ func BenchmarkIntersectsFilter(b *testing.B) {
 		pts[i] = Point{45.5, 14}
 	}
 	pts[len(pts)-1] = Point{50, 10}
-	cloud, err := NewPointCloud(pts, configs.DefaultMaxPoints)
+	cloud, err := NewPointCloud(pts, MaxPoints)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package notification
+package geo
 
 import (
 	"bytes"
@@ -8,18 +8,17 @@ import (
 	"math"
 	"strconv"
 	"strings"
-
-	"herald/configs"
 )
 
 // MaxPointCloudJSONBytes is the largest canonical point-cloud JSON
 // accepted (60 KiB, inclusive), so that the cloud fits in backend metadata
 // next to the other headers. The limit on the number of points, the default
-// and hard upper limit of a PointCloudHandler's max_points (reference §7),
-// is configs.DefaultMaxPoints.
+// and hard upper limit of a PointCloudHandler's max_points,
+// is MaxPoints.
 const MaxPointCloudJSONBytes = 61440
 
-// Backend metadata keys carrying a notification's geometry (reference §9.4).
+// Backend metadata keys carrying a notification's geometry, the keys
+// aviso-server writes too, so that each reads the other's streams.
 const (
 	// MetadataSpatialBBox holds "min_lat,min_lon,max_lat,max_lon".
 	MetadataSpatialBBox = "spatial_bbox"
@@ -40,10 +39,10 @@ const minPolygonPairs = 4
 // latitude in [-90, 90] and longitude in [-180, 180]; there must be at
 // least 4 points including the closing repeat, and the last point must
 // equal the first exactly. Vertex uniqueness, area and self-intersection
-// are not checked (as in the reference). The points are copied.
+// are not checked (as in aviso-server). The points are copied.
 func NewPolygon(points []Point) (*Geometry, error) {
 	for i, p := range points {
-		if err := geoCheckPoint(p, i); err != nil {
+		if err := checkPoint(p, i); err != nil {
 			return nil, fmt.Errorf("must be a valid polygon: %w", err)
 		}
 	}
@@ -55,50 +54,50 @@ func NewPolygon(points []Point) (*Geometry, error) {
 	if first.Lat != last.Lat || first.Lon != last.Lon {
 		return nil, fmt.Errorf("must be a valid polygon: it is not closed, the last pair %s differs "+
 			"from the first pair %s, so it is missing the closing point (repeat the first pair at the end)",
-			last.geoText(), first.geoText())
+			last.text(), first.text())
 	}
 	pts := append([]Point(nil), points...)
-	return &Geometry{Kind: PolygonGeometry, Points: pts, BBox: geoBBoxOf(pts)}, nil
+	return &Geometry{Kind: PolygonGeometry, Points: pts, BBox: bBoxOf(pts)}, nil
 }
 
 // NewPointCloud validates an ordered point cloud and returns its geometry
 // with the bounding box computed. It needs 1..maxPoints points (maxPoints
-// itself must be in 1..configs.DefaultMaxPoints), each finite and in range, and
+// itself must be in 1..MaxPoints), each finite and in range, and
 // a canonical JSON form of at most MaxPointCloudJSONBytes bytes. The point
 // count is checked before anything else about the points. Duplicates are
 // kept and the order is preserved; no closing repeat is needed. The points
 // are copied.
 func NewPointCloud(points []Point, maxPoints int) (*Geometry, error) {
-	if err := geoCheckMaxPoints(maxPoints); err != nil {
+	if err := CheckMaxPoints(maxPoints); err != nil {
 		return nil, err
 	}
-	if err := geoCheckCloudCount(len(points), maxPoints); err != nil {
+	if err := checkCloudCount(len(points), maxPoints); err != nil {
 		return nil, err
 	}
 	for i, p := range points {
-		if err := geoCheckPoint(p, i); err != nil {
+		if err := checkPoint(p, i); err != nil {
 			return nil, fmt.Errorf("must be a valid point cloud: %w", err)
 		}
 	}
 	g := &Geometry{Kind: PointCloudGeometry, Points: append([]Point(nil), points...)}
-	if n := geoCanonicalLen(g.Points); n > MaxPointCloudJSONBytes {
+	if n := canonicalLen(g.Points); n > MaxPointCloudJSONBytes {
 		return nil, fmt.Errorf("point cloud canonical JSON is %d bytes, maximum is %d bytes "+
 			"(send fewer points or fewer decimal digits)", n, MaxPointCloudJSONBytes)
 	}
-	g.BBox = geoBBoxOf(g.Points)
+	g.BBox = bBoxOf(g.Points)
 	return g, nil
 }
 
-// geoCheckMaxPoints validates a max_points setting.
-func geoCheckMaxPoints(maxPoints int) error {
-	if maxPoints < 1 || maxPoints > configs.DefaultMaxPoints {
-		return fmt.Errorf("max_points must be between 1 and %d, got %d", configs.DefaultMaxPoints, maxPoints)
+// CheckMaxPoints validates a max_points setting: 1..MaxPoints.
+func CheckMaxPoints(maxPoints int) error {
+	if maxPoints < 1 || maxPoints > MaxPoints {
+		return fmt.Errorf("max_points must be between 1 and %d, got %d", MaxPoints, maxPoints)
 	}
 	return nil
 }
 
-// geoCheckCloudCount validates a point cloud's size against its limit.
-func geoCheckCloudCount(n, maxPoints int) error {
+// checkCloudCount validates a point cloud's size against its limit.
+func checkCloudCount(n, maxPoints int) error {
 	if n == 0 {
 		return errors.New("point cloud must contain at least one point")
 	}
@@ -108,8 +107,8 @@ func geoCheckCloudCount(n, maxPoints int) error {
 	return nil
 }
 
-// geoCheckPoint validates one coordinate; index < 0 means a lone point.
-func geoCheckPoint(p Point, index int) error {
+// checkPoint validates one coordinate; index < 0 means a lone point.
+func checkPoint(p Point, index int) error {
 	where := ""
 	if index >= 0 {
 		where = fmt.Sprintf(" of the pair at index %d", index)
@@ -121,16 +120,16 @@ func geoCheckPoint(p Point, index int) error {
 		return fmt.Errorf("longitude%s is not a finite number (NaN and infinities are not accepted)", where)
 	}
 	if p.Lat < -90 || p.Lat > 90 {
-		return fmt.Errorf("latitude %s%s is outside the valid range [-90, 90]", geoFormat(p.Lat), where)
+		return fmt.Errorf("latitude %s%s is outside the valid range [-90, 90]", format(p.Lat), where)
 	}
 	if p.Lon < -180 || p.Lon > 180 {
-		return fmt.Errorf("longitude %s%s is outside the valid range [-180, 180]", geoFormat(p.Lon), where)
+		return fmt.Errorf("longitude %s%s is outside the valid range [-180, 180]", format(p.Lon), where)
 	}
 	return nil
 }
 
-// geoBBoxOf returns the inclusive bounding box of non-empty points.
-func geoBBoxOf(points []Point) BBox {
+// bBoxOf returns the inclusive bounding box of non-empty points.
+func bBoxOf(points []Point) BBox {
 	if len(points) == 0 {
 		return BBox{}
 	}
@@ -154,39 +153,39 @@ func (g *Geometry) CanonicalJSON() []byte {
 	if g == nil {
 		return []byte("null")
 	}
-	b := make([]byte, 0, geoCanonicalLen(g.Points))
-	return geoAppendPoints(b, g.Points)
+	b := make([]byte, 0, canonicalLen(g.Points))
+	return appendPoints(b, g.Points)
 }
 
-// geoAppendPoints appends [[lat,lon],...].
-func geoAppendPoints(b []byte, points []Point) []byte {
+// appendPoints appends [[lat,lon],...].
+func appendPoints(b []byte, points []Point) []byte {
 	b = append(b, '[')
 	for i, p := range points {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = p.geoAppendJSON(b)
+		b = p.appendJSON(b)
 	}
 	return append(b, ']')
 }
 
-// geoCanonicalLen is len(geoAppendPoints(nil, points)) without building it.
-func geoCanonicalLen(points []Point) int {
+// canonicalLen is len(appendPoints(nil, points)) without building it.
+func canonicalLen(points []Point) int {
 	var scratch [32]byte
 	n := 2 + len(points)*3 // outer brackets, inner brackets and the comma of each pair
 	if len(points) > 1 {
 		n += len(points) - 1 // commas between pairs
 	}
 	for _, p := range points {
-		n += len(geoAppendJSONFloat(scratch[:0], p.Lat)) + len(geoAppendJSONFloat(scratch[:0], p.Lon))
+		n += len(appendJSONFloat(scratch[:0], p.Lat)) + len(appendJSONFloat(scratch[:0], p.Lon))
 	}
 	return n
 }
 
-// geoAppendFloat formats f exactly as encoding/json formats a float64:
+// appendFloat formats f exactly as encoding/json formats a float64:
 // shortest round-trip digits, plain notation except below 1e-6 and from
 // 1e21 on, where it uses an exponent without zero padding (1e-7).
-func geoAppendFloat(b []byte, f float64) []byte {
+func appendFloat(b []byte, f float64) []byte {
 	abs := math.Abs(f)
 	format := byte('f')
 	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
@@ -204,7 +203,7 @@ func geoAppendFloat(b []byte, f float64) []byte {
 	return b
 }
 
-// geoAppendJSONFloat formats f as Rust's serde_json writes a finite f64
+// appendJSONFloat formats f as Rust's serde_json writes a finite f64
 // (the ryu crate's format64): the shortest round-trip digits d1…dn with
 // decimal exponent k (value = 0.d1…dn × 10^k), written as
 //
@@ -215,7 +214,7 @@ func geoAppendFloat(b []byte, f float64) []byte {
 //   - otherwise d1[.d2…dn]e<k-1> (1e-7, 1.5e-7, 1e17).
 //
 // Zero is 0.0 (-0.0 keeps its sign).
-func geoAppendJSONFloat(b []byte, f float64) []byte {
+func appendJSONFloat(b []byte, f float64) []byte {
 	if f == 0 {
 		if math.Signbit(f) {
 			return append(b, "-0.0"...)
@@ -267,27 +266,27 @@ func geoAppendJSONFloat(b []byte, f float64) []byte {
 	return strconv.AppendInt(b, int64(k-1), 10)
 }
 
-// geoFormat is geoAppendFloat as a string.
-func geoFormat(f float64) string {
+// format is appendFloat as a string.
+func format(f float64) string {
 	var scratch [32]byte
-	return string(geoAppendFloat(scratch[:0], f))
+	return string(appendFloat(scratch[:0], f))
 }
 
-// geoText renders a point as [lat,lon] for messages.
-func (p Point) geoText() string {
-	return "[" + geoFormat(p.Lat) + "," + geoFormat(p.Lon) + "]"
+// text renders a point as [lat,lon] for messages.
+func (p Point) text() string {
+	return "[" + format(p.Lat) + "," + format(p.Lon) + "]"
 }
 
-// geoAppendJSON appends [lat,lon] in the canonical float form.
-func (p Point) geoAppendJSON(b []byte) []byte {
+// appendJSON appends [lat,lon] in the canonical float form.
+func (p Point) appendJSON(b []byte) []byte {
 	b = append(b, '[')
-	b = geoAppendJSONFloat(b, p.Lat)
+	b = appendJSONFloat(b, p.Lat)
 	b = append(b, ',')
-	b = geoAppendJSONFloat(b, p.Lon)
+	b = appendJSONFloat(b, p.Lon)
 	return append(b, ']')
 }
 
-// Metadata returns the backend metadata of the geometry (reference §9.4):
+// Metadata returns the backend metadata of the geometry:
 // spatial_bbox as "min_lat,min_lon,max_lat,max_lon" (numbers in the same
 // shortest form as CanonicalJSON), plus spatial_geometry holding the
 // canonical polygon JSON, or spatial_point_cloud holding the canonical
@@ -306,13 +305,13 @@ func (g *Geometry) Metadata() map[string]string {
 		return nil
 	}
 	bbox := make([]byte, 0, 64)
-	bbox = geoAppendFloat(bbox, g.BBox.MinLat)
+	bbox = appendFloat(bbox, g.BBox.MinLat)
 	bbox = append(bbox, ',')
-	bbox = geoAppendFloat(bbox, g.BBox.MinLon)
+	bbox = appendFloat(bbox, g.BBox.MinLon)
 	bbox = append(bbox, ',')
-	bbox = geoAppendFloat(bbox, g.BBox.MaxLat)
+	bbox = appendFloat(bbox, g.BBox.MaxLat)
 	bbox = append(bbox, ',')
-	bbox = geoAppendFloat(bbox, g.BBox.MaxLon)
+	bbox = appendFloat(bbox, g.BBox.MaxLon)
 	return map[string]string{
 		MetadataSpatialBBox: string(bbox),
 		key:                 string(g.CanonicalJSON()),
@@ -326,7 +325,7 @@ func (g *Geometry) Metadata() map[string]string {
 // keys is present. The geometry is validated again; its bounding box is
 // recomputed from the points (spatial_bbox, when present, must be four
 // numbers but is otherwise not trusted). A point cloud is read with the
-// largest limit, configs.DefaultMaxPoints.
+// largest limit, MaxPoints.
 func GeometryFromMetadata(get func(key string) string) (*Geometry, error) {
 	poly := get(MetadataSpatialGeometry)
 	cloud := get(MetadataSpatialPointCloud)
@@ -343,7 +342,7 @@ func GeometryFromMetadata(get func(key string) string) (*Geometry, error) {
 			MetadataSpatialBBox, MetadataSpatialGeometry, MetadataSpatialPointCloud)
 	}
 	if bbox != "" {
-		if err := geoCheckBBoxText(bbox); err != nil {
+		if err := checkBBoxText(bbox); err != nil {
 			return nil, fmt.Errorf("metadata %s: %w", MetadataSpatialBBox, err)
 		}
 	}
@@ -352,22 +351,22 @@ func GeometryFromMetadata(get func(key string) string) (*Geometry, error) {
 		err error
 	)
 	if poly != "" {
-		g, err = geoPolygonFromText(poly)
+		g, err = PolygonFromText(poly)
 		if err != nil {
 			return nil, fmt.Errorf("metadata %s: %w", MetadataSpatialGeometry, err)
 		}
 		return g, nil
 	}
-	g, err = geoPointCloudFromJSON([]byte(cloud), configs.DefaultMaxPoints)
+	g, err = ParsePointCloud([]byte(cloud), MaxPoints)
 	if err != nil {
 		return nil, fmt.Errorf("metadata %s: %w", MetadataSpatialPointCloud, err)
 	}
 	return g, nil
 }
 
-// geoCheckBBoxText checks "min_lat,min_lon,max_lat,max_lon", optionally in
-// parentheses (the reference's reader trims them).
-func geoCheckBBoxText(s string) error {
+// checkBBoxText checks "min_lat,min_lon,max_lat,max_lon", optionally in
+// parentheses (aviso-server's reader trims them).
+func checkBBoxText(s string) error {
 	inner := strings.TrimSpace(s)
 	inner = strings.TrimPrefix(inner, "(")
 	inner = strings.TrimSuffix(inner, ")")
@@ -376,7 +375,7 @@ func geoCheckBBoxText(s string) error {
 		return fmt.Errorf("must be four numbers min_lat,min_lon,max_lat,max_lon, got %d value(s) in %q", len(parts), s)
 	}
 	for _, part := range parts {
-		v, ok := geoParseDecimal(strings.TrimSpace(part))
+		v, ok := parseDecimal(strings.TrimSpace(part))
 		if !ok {
 			return fmt.Errorf("could not parse %q as a number in %q", strings.TrimSpace(part), s)
 		}
@@ -389,13 +388,13 @@ func geoCheckBBoxText(s string) error {
 
 // --- parsing shared by polygons, points and point clouds ---
 
-// geoTrimJSON trims JSON whitespace.
-func geoTrimJSON(b []byte) []byte {
+// trimJSON trims JSON whitespace.
+func trimJSON(b []byte) []byte {
 	return bytes.Trim(b, " \t\r\n")
 }
 
-// geoKindName names the JSON value starting with c, for messages.
-func geoKindName(c byte) string {
+// kindName names the JSON value starting with c, for messages.
+func kindName(c byte) string {
 	switch {
 	case c == '{':
 		return "an object"
@@ -414,8 +413,8 @@ func geoKindName(c byte) string {
 	}
 }
 
-// geoJSONArray splits a JSON array into its raw elements.
-func geoJSONArray(raw []byte) ([]json.RawMessage, error) {
+// jSONArray splits a JSON array into its raw elements.
+func jSONArray(raw []byte) ([]json.RawMessage, error) {
 	var elems []json.RawMessage
 	if err := json.Unmarshal(raw, &elems); err != nil {
 		var syn *json.SyntaxError
@@ -427,16 +426,16 @@ func geoJSONArray(raw []byte) ([]json.RawMessage, error) {
 	return elems, nil
 }
 
-// geoJSONPairs parses the elements of a JSON array of [lat,lon] pairs
+// jSONPairs parses the elements of a JSON array of [lat,lon] pairs
 // (numbers only, finite; ranges are checked by the constructors).
-func geoJSONPairs(elems []json.RawMessage) ([]Point, error) {
+func jSONPairs(elems []json.RawMessage) ([]Point, error) {
 	points := make([]Point, len(elems))
 	for i, e := range elems {
-		if t := geoTrimJSON(e); len(t) > 0 && geoKindName(t[0]) == "a number" {
+		if t := trimJSON(e); len(t) > 0 && kindName(t[0]) == "a number" {
 			return nil, fmt.Errorf("expected an array of [lat,lon] pairs such as [[52.5,13.4],[52.6,13.5],...]; "+
 				"element %d is a bare number (flat numeric arrays are not accepted)", i)
 		}
-		p, err := geoJSONPair(e, fmt.Sprintf(" of the pair at index %d", i))
+		p, err := jSONPair(e, fmt.Sprintf(" of the pair at index %d", i))
 		if err != nil {
 			return nil, err
 		}
@@ -445,41 +444,41 @@ func geoJSONPairs(elems []json.RawMessage) ([]Point, error) {
 	return points, nil
 }
 
-// geoJSONPair parses one [lat,lon] JSON pair; where locates it in messages.
-func geoJSONPair(raw json.RawMessage, where string) (Point, error) {
-	raw = geoTrimJSON(raw)
+// jSONPair parses one [lat,lon] JSON pair; where locates it in messages.
+func jSONPair(raw json.RawMessage, where string) (Point, error) {
+	raw = trimJSON(raw)
 	if len(raw) == 0 || raw[0] != '[' {
 		kind := "nothing"
 		if len(raw) > 0 {
-			kind = geoKindName(raw[0])
+			kind = kindName(raw[0])
 		}
 		return Point{}, fmt.Errorf("each coordinate must be a [lat,lon] array of two numbers; the value%s is %s", where, kind)
 	}
-	elems, err := geoJSONArray(raw)
+	elems, err := jSONArray(raw)
 	if err != nil {
 		return Point{}, fmt.Errorf("the value%s is %w", where, err)
 	}
 	if len(elems) != 2 {
 		return Point{}, fmt.Errorf("each coordinate must be a [lat,lon] array of exactly two numbers; the array%s has %d element(s)", where, len(elems))
 	}
-	lat, err := geoJSONNumber(elems[0], "latitude", where)
+	lat, err := jSONNumber(elems[0], "latitude", where)
 	if err != nil {
 		return Point{}, err
 	}
-	lon, err := geoJSONNumber(elems[1], "longitude", where)
+	lon, err := jSONNumber(elems[1], "longitude", where)
 	if err != nil {
 		return Point{}, err
 	}
 	return Point{Lat: lat, Lon: lon}, nil
 }
 
-// geoJSONNumber parses one JSON number that must be finite as a float64.
-func geoJSONNumber(raw json.RawMessage, name, where string) (float64, error) {
-	raw = geoTrimJSON(raw)
-	if len(raw) == 0 || geoKindName(raw[0]) != "a number" {
+// jSONNumber parses one JSON number that must be finite as a float64.
+func jSONNumber(raw json.RawMessage, name, where string) (float64, error) {
+	raw = trimJSON(raw)
+	if len(raw) == 0 || kindName(raw[0]) != "a number" {
 		kind := "nothing"
 		if len(raw) > 0 {
-			kind = geoKindName(raw[0])
+			kind = kindName(raw[0])
 		}
 		return 0, fmt.Errorf("%s%s must be a JSON number, got %s", name, where, kind)
 	}
@@ -493,11 +492,11 @@ func geoJSONNumber(raw json.RawMessage, name, where string) (float64, error) {
 	return v, nil
 }
 
-// geoCommaValues parses the legacy coordinate text "(v,v,...)" or
+// commaValues parses the legacy coordinate text "(v,v,...)" or
 // "v,v,...": whitespace is tolerated around values and parentheses, at
 // most one outer pair of parentheses is allowed and it must be balanced.
 // noun names the value in messages ("polygon" or "point").
-func geoCommaValues(s, noun string) ([]string, error) {
+func commaValues(s, noun string) ([]string, error) {
 	raw := strings.TrimSpace(s)
 	if raw == "" {
 		return nil, fmt.Errorf("%s coordinate string is empty", noun)
@@ -527,19 +526,19 @@ func geoCommaValues(s, noun string) ([]string, error) {
 	return parts, nil
 }
 
-// geoCommaPoints turns legacy values into points, lat first; an odd count
+// commaPoints turns legacy values into points, lat first; an odd count
 // or a value that is not a number is an error.
-func geoCommaPoints(parts []string, noun string) ([]Point, error) {
+func commaPoints(parts []string, noun string) ([]Point, error) {
 	if len(parts)%2 != 0 {
 		return nil, fmt.Errorf("%s coordinates must be lat,lon pairs, got an odd number of values (%d)", noun, len(parts))
 	}
 	points := make([]Point, len(parts)/2)
 	for i := range points {
-		lat, ok := geoParseDecimal(parts[2*i])
+		lat, ok := parseDecimal(parts[2*i])
 		if !ok {
 			return nil, fmt.Errorf("could not parse latitude %q of the pair at index %d as a number", parts[2*i], i)
 		}
-		lon, ok := geoParseDecimal(parts[2*i+1])
+		lon, ok := parseDecimal(parts[2*i+1])
 		if !ok {
 			return nil, fmt.Errorf("could not parse longitude %q of the pair at index %d as a number", parts[2*i+1], i)
 		}
@@ -548,13 +547,13 @@ func geoCommaPoints(parts []string, noun string) ([]Point, error) {
 	return points, nil
 }
 
-// geoParseDecimal parses a number with Rust's f64 grammar, which the
-// reference uses for coordinate strings: an optional sign, then digits
+// parseDecimal parses a number with Rust's f64 grammar, which the
+// aviso-server uses for coordinate strings: an optional sign, then digits
 // with an optional fraction ("5", "5.", ".5", "5.25") and an optional
 // exponent ("1e3", "1E-3"), or inf/infinity/nan in any case. Go-only forms
 // (hexadecimal, underscores) are refused. Out-of-range magnitudes give
 // ±Inf, which the range checks reject.
-func geoParseDecimal(s string) (float64, bool) {
+func parseDecimal(s string) (float64, bool) {
 	body := s
 	if body != "" && (body[0] == '+' || body[0] == '-') {
 		body = body[1:]
