@@ -585,6 +585,50 @@ type request struct {
 	op      string
 	members map[string]jsontext.Value
 	size    int
+
+	// stmt is an execute request's statement once parsed (stmtErr why
+	// it does not parse), parsed once for the lane and for execute.
+	stmt    *Statement
+	stmtErr error
+	parsed  bool
+	// after are the unsubscribes of the subscription this request names
+	// that came while it waited or ran: they run as soon as it is done,
+	// in the order received (guarded by the lane's mu).
+	after []*request
+}
+
+// subscription returns the subscription name a request names, if any:
+// subscribe, replay and unsubscribe by their "name", execute by the name
+// of its CREATE or DELETE SUBSCRIPTION.
+func (req *request) subscription() (string, bool) {
+	switch req.op {
+	case "subscribe", "replay", "unsubscribe":
+		name, ok, err := req.str("name")
+		return name, ok && err == nil
+	case "execute":
+		st, err := req.statement()
+		if err != nil || (st.Kind != "CREATE SUBSCRIPTION" && st.Kind != "DELETE SUBSCRIPTION") {
+			return "", false
+		}
+		return st.Name, true
+	}
+	return "", false
+}
+
+// statement parses an execute request's statement once; a request
+// without a string statement is an error.
+func (req *request) statement() (*Statement, error) {
+	if !req.parsed {
+		req.parsed = true
+		src, ok, err := req.str("statement")
+		switch {
+		case err != nil || !ok:
+			req.stmtErr = errors.New(`execute needs a "statement" (a string)`)
+		default:
+			req.stmt, req.stmtErr = ParseStatement(src)
+		}
+	}
+	return req.stmt, req.stmtErr
 }
 
 // reader reads frames until the connection ends.
@@ -623,7 +667,11 @@ func (s *session) reader() error {
 			s.send(replyOK(req.id, map[string]any{"time": s.h.now().UTC().Format(time.RFC3339Nano)}))
 		case "unsubscribe":
 			s.firstDone.Store(true)
-			s.unsubscribe(req)
+			// Never held behind a waiting notify or publish, but always
+			// after the earlier requests that name the same subscription.
+			if !s.lane.holdBehind(req) {
+				s.unsubscribe(req)
+			}
 		default:
 			if !s.lane.push(s, req) {
 				return s.ctx.Err()
@@ -737,13 +785,68 @@ const laneRequests = 64
 // requestLane is a session's ordered lane: requests run one after the
 // other in the order received, in a goroutine that runs only while
 // requests wait.
+//
+// An unsubscribe skips the lane (it is never held behind a waiting
+// notify or publish), except behind a request that names the same
+// subscription: per subscription name, a request is handled after every
+// earlier request that names it, so an unsubscribe sent right after its
+// subscribe is answered after the subscribe and stops what it opened.
 type requestLane struct {
 	mu      sync.Mutex
 	reqs    []*request    // waiting, oldest first
 	room    chan struct{} // closed when a request leaves (nil while the reader does not wait)
 	running bool
 	closed  bool
-	wg      sync.WaitGroup
+	// named holds, for each subscription name, the last request of the
+	// lane naming it that waits or runs.
+	named map[string]*request
+	wg    sync.WaitGroup
+}
+
+// holdBehind defers an unsubscribe until the last request of the lane
+// that names the same subscription is done; false when none waits or
+// runs (the unsubscribe runs at once).
+func (l *requestLane) holdBehind(req *request) bool {
+	name, ok := req.subscription()
+	if !ok {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	prev := l.named[name]
+	if prev == nil || l.closed {
+		return false
+	}
+	prev.after = append(prev.after, req)
+	return true
+}
+
+// done runs the unsubscribes held behind req, then forgets req as the
+// last request naming its subscription.
+func (s *session) done(req *request) {
+	l := &s.lane
+	name, named := req.subscription()
+	if !named {
+		return
+	}
+	for {
+		l.mu.Lock()
+		after := req.after
+		req.after = nil
+		if len(after) == 0 {
+			if l.named[name] == req {
+				delete(l.named, name)
+			}
+			l.mu.Unlock()
+			return
+		}
+		l.mu.Unlock()
+		for _, u := range after {
+			if s.ctx.Err() == nil {
+				s.unsubscribe(u)
+			}
+		}
+	}
 }
 
 // push queues req, waiting while the lane is full; false when the
@@ -767,6 +870,12 @@ func (l *requestLane) push(s *session, req *request) bool {
 	}
 	if l.closed || s.ctx.Err() != nil {
 		return false
+	}
+	if name, ok := req.subscription(); ok {
+		if l.named == nil {
+			l.named = map[string]*request{}
+		}
+		l.named[name] = req
 	}
 	l.reqs = append(l.reqs, req)
 	if !l.running {
@@ -821,6 +930,7 @@ func (s *session) runLane() {
 			continue // closing: the requests left get no reply
 		}
 		s.dispatch(req, first)
+		s.done(req)
 	}
 }
 

@@ -299,7 +299,7 @@ func (s *session) execute(req *request) {
 		s.send(s.replyError(req.id, "INVALID_REQUEST", `execute needs a "statement" (a string)`))
 		return
 	}
-	st, err := ParseStatement(src)
+	st, err := req.statement()
 	if err != nil {
 		s.statementError(req, err, "INVALID_REQUEST")
 		return

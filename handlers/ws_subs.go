@@ -68,6 +68,9 @@ type subscription struct {
 	opened   chan error // the subscribe waits on it
 	// wasOpened: Open ran (the reply went out); guarded by mu.
 	wasOpened bool
+	// uncounted: it no longer counts against max_subscriptions (the
+	// client unsubscribed it, or its stream ended); guarded by s.mu.
+	uncounted bool
 	boundary  uint64
 
 	// The frame being built (runner goroutine only).
@@ -584,7 +587,7 @@ func (s *session) finish(sub *subscription, end stream.End) {
 		}
 		sub.opened <- err
 		s.mu.Lock()
-		s.running--
+		s.uncount(sub)
 		s.mu.Unlock()
 		return
 	}
@@ -649,10 +652,19 @@ func endMessage(end stream.End) string {
 func (s *session) forget(sub *subscription, pending bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.running--
+	s.uncount(sub)
 	if s.subs[sub.name] == sub && !pending {
 		delete(s.subs, sub.name)
 		s.endedName(sub.name)
+	}
+}
+
+// uncount stops counting sub against max_subscriptions (once); s.mu is
+// held.
+func (s *session) uncount(sub *subscription) {
+	if !sub.uncounted {
+		sub.uncounted = true
+		s.running--
 	}
 }
 
@@ -712,6 +724,9 @@ func (s *session) unsubscribe(req *request) {
 	if s.subs[name] == sub {
 		delete(s.subs, name)
 	}
+	// Stopped: its place is free for the next subscribe, although its
+	// stream may take a moment to return.
+	s.uncount(sub)
 	s.mu.Unlock()
 	sub.mu.Unlock()
 	s.send(replyOK(req.id, map[string]any{"name": name, "generation": gen}))
