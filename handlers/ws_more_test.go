@@ -119,26 +119,44 @@ func TestSessionProducers(t *testing.T) {
 	}
 	first := c.request("publish", `"producer":"p","batch":[`+strings.Join(batch, ",")+`]`)
 	second := c.request("publish", `"producer":"p","batch":[{"identifier":{"k":"z"}}]`)
-	var gotFirst, gotSecond, ended bool
-	for !(gotFirst && gotSecond && ended) {
+	third := c.request("publish", `"producer":"p","batch":[{"identifier":{"k":"z"}}]`)
+	// Terminal replies come in the order the batches were sent, and
+	// producer_ended is the last frame about the producer: the first
+	// batch's outcome (once the subscriber reads again), the refusal of
+	// the second, the third's (sent before the client could read that
+	// the producer ended), then producer_ended. The first batch's
+	// outcome comes once the subscriber has held its publish for
+	// blocking_timeout_ms.
+	var got []string
+	for len(got) < 4 {
 		f := c.next()
 		switch {
+		case f["id"] == first:
+			if f["outcome"] != "completed" {
+				t.Fatalf("first %v", f)
+			}
+			got = append(got, "first")
 		case f["id"] == second:
 			if f["error"].(map[string]any)["code"] != "CREDIT_EXCEEDED" {
 				t.Fatalf("second %v", f)
 			}
-			gotSecond = true
-		case f["id"] == first:
-			if !gotSecond {
-				t.Fatalf("the first batch's outcome came before the refusal of the second: %v", f)
+			got = append(got, "second")
+		case f["id"] == third:
+			if e := f["error"].(map[string]any); e["code"] != "UNKNOWN_PRODUCER" || e["message"] != "producer 'p' has ended (protocol_violation); nothing was stored" {
+				t.Fatalf("third %v", f)
 			}
-			gotFirst = true
+			got = append(got, "third")
 		case f["type"] == "producer_ended":
 			if f["producer"] != "p" || f["reason"] != "protocol_violation" {
 				t.Fatalf("ended %v", f)
 			}
-			ended = true
+			got = append(got, "ended")
+		default:
+			t.Fatalf("frame %v", f)
 		}
+	}
+	if strings.Join(got, " ") != "first second third ended" {
+		t.Fatalf("order %v, want the batches' order, then producer_ended", got)
 	}
 	slow.resume()
 	c.fails("publish", `"producer":"p","batch":[{"identifier":{"k":"z"}}]`, "UNKNOWN_PRODUCER", "the session has no producer named 'p'")

@@ -2,7 +2,10 @@ package handlers_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+
+	"herald/configs"
 )
 
 // readReplies reads frames until the replies to n requests arrived and
@@ -89,4 +92,52 @@ func TestSessionUnsubscribePipelined(t *testing.T) {
 		c.ok("subscribe", fmt.Sprintf(`"name":"full%d","event_type":"ev"`, i))
 	}
 	c.fails("subscribe", `"name":"one-more","event_type":"ev"`, "LIMIT_EXCEEDED", fmt.Sprintf("max_subscriptions (%d)", limit))
+}
+
+// holdPublishes opens a BLOCKING subscription on ev from a client that
+// then reads nothing, so that a large publish waits for it (up to
+// blocking_timeout_ms); resume lets it read again.
+func holdPublishes(t *testing.T, s *server) (resume func()) {
+	t.Helper()
+	slow := s.dialSlow(t)
+	slow.welcome()
+	slow.ok("subscribe", `"name":"hold","event_type":"ev"`)
+	slow.pause()
+	return slow.resume
+}
+
+// bigBatch is a batch of n notifications of ev with 2,000-byte payloads.
+func bigBatch(n int) string {
+	pad := strings.Repeat("x", 2000)
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprintf(`{"identifier":{"k":"k%d"},"payload":"%s"}`, i, pad)
+	}
+	return "[" + strings.Join(items, ",") + "]"
+}
+
+// TestSessionProducerRefusalsInOrder: a batch refused at once (its
+// validation failed) is still answered after the batches sent before
+// it, which the backend is storing: terminal replies come in the order
+// the batches were sent.
+func TestSessionProducerRefusalsInOrder(t *testing.T) {
+	s := startServer(t, wsConfig, func(c *configs.Config) {
+		c.Session.BlockingTimeoutMs = 1000
+		c.WatchEndpoint.LiveQueueSize = 8
+		c.Session.QueueFrames = 2
+	})
+	c := s.dial(t, nil)
+	c.welcome()
+	c.ok("open_producer", `"producer":"p","event_type":"ev"`)
+	resume := holdPublishes(t, s)
+	first := c.request("publish", `"producer":"p","batch":`+bigBatch(200))
+	second := c.request("publish", `"producer":"p","batch":[{"identifier":{"nope":"x"}}]`)
+	f := c.next()
+	if f["id"] != first || f["outcome"] != "completed" {
+		t.Fatalf("the first reply is not the first batch's outcome: %v", f)
+	}
+	if f = c.next(); f["id"] != second || f["outcome"] != "not_admitted" {
+		t.Fatalf("second %v", f)
+	}
+	resume()
 }

@@ -62,9 +62,17 @@ type producer struct {
 	inflight int      // batches awaiting their outcome
 	waiting  []*batch // admitted, not yet publishing
 	active   int      // batches publishing
-	tail     chan struct{}
-	ended    bool
-	closing  bool
+	// tail is closed once the last terminal reply queued so far has been
+	// sent: every reply about the producer waits for the one before it,
+	// so that replies come in the order the batches were sent.
+	tail chan struct{}
+	// ended: the producer takes no more batches (ended by the server, or
+	// closed); endReason is why the server ended it, whose
+	// producer_ended frame is sent once every earlier reply is (gone
+	// then set: the name is free).
+	ended     bool
+	endReason string
+	gone      bool
 }
 
 // batch is one admitted publish.
@@ -167,23 +175,84 @@ func (pr *producer) watch() {
 }
 
 // end ends the producer: batches already admitted still get their
-// outcome.
+// outcome, and producer_ended follows every reply about the producer,
+// including those to batches sent before the client could read it.
 func (pr *producer) end(reason string) {
-	p := pr.p
 	pr.mu.Lock()
 	if pr.ended {
 		pr.mu.Unlock()
 		return
 	}
-	pr.ended = true
+	pr.ended, pr.endReason = true, reason
+	prev, done := pr.chainLocked()
+	pr.mu.Unlock()
+	pr.leave()
+	pr.after(prev, done, func() { pr.sendEnded(done) })
+}
+
+// sendEnded sends producer_ended and frees the name, once it is the
+// last reply queued about the producer (mine is its place in the
+// chain); else it queues itself again behind the replies queued
+// meanwhile.
+func (pr *producer) sendEnded(mine chan struct{}) {
+	p := pr.p
+	pr.mu.Lock()
+	if pr.tail != mine {
+		prev, done := pr.chainLocked()
+		pr.mu.Unlock()
+		pr.after(prev, done, func() { pr.sendEnded(done) })
+		return
+	}
+	pr.gone = true
+	// Sent under mu: a batch that finds the producer gone is answered
+	// after this frame.
+	p.s.send(mustJSON(map[string]any{"type": "producer_ended", "producer": pr.name, "reason": pr.endReason}))
 	pr.mu.Unlock()
 	p.mu.Lock()
 	if p.m[pr.name] == pr {
 		delete(p.m, pr.name)
 	}
 	p.mu.Unlock()
-	pr.leave()
-	p.s.send(mustJSON(map[string]any{"type": "producer_ended", "producer": pr.name, "reason": reason}))
+}
+
+// chainLocked takes the next place in the order of the producer's
+// replies: prev is closed once every reply queued before it was sent,
+// and the caller closes done once its own is (after does). pr.mu is
+// held.
+func (pr *producer) chainLocked() (prev, done chan struct{}) {
+	prev, done = pr.tail, make(chan struct{})
+	pr.tail = done
+	return prev, done
+}
+
+// after runs send once prev is closed, then closes done: in the
+// caller's goroutine when prev is closed already, otherwise in a
+// goroutine of its own.
+func (pr *producer) after(prev, done chan struct{}, send func()) {
+	select {
+	case <-prev:
+		send()
+		close(done)
+		return
+	default:
+	}
+	pr.p.wg.Add(1)
+	go func() {
+		defer pr.p.wg.Done()
+		defer close(done)
+		<-prev
+		send()
+	}()
+}
+
+// inOrder sends a terminal reply once the replies queued before it are
+// sent.
+func (pr *producer) inOrder(frame []byte) {
+	pr.mu.Lock()
+	prev, done := pr.chainLocked()
+	pr.mu.Unlock()
+	s := pr.p.s
+	pr.after(prev, done, func() { s.send(frame) })
 }
 
 // publish validates a batch and hands it to its producer.
@@ -205,14 +274,28 @@ func (p *producers) publish(req *request) {
 		s.send(s.replyError(req.id, "UNKNOWN_PRODUCER", "the session has no producer named '"+name+"'"))
 		return
 	}
+	// Every terminal reply below waits for the replies to the batches
+	// sent before (inOrder, or the batch's own place in the chain).
 	pr.mu.Lock()
+	switch {
+	case pr.gone:
+		pr.mu.Unlock()
+		s.send(s.replyError(req.id, "UNKNOWN_PRODUCER", "the session has no producer named '"+name+"'"))
+		return
+	case pr.ended:
+		// producer_ended is on its way, behind this reply.
+		reason := pr.endReason
+		pr.mu.Unlock()
+		pr.inOrder(s.replyError(req.id, "UNKNOWN_PRODUCER", "producer '"+name+"' has ended ("+reason+"); nothing was stored"))
+		return
+	}
 	over := pr.inflight >= pr.credit
 	if !over {
 		pr.inflight++ // the credit is taken now: the batch awaits its outcome
 	}
 	pr.mu.Unlock()
 	if over {
-		s.send(s.replyError(req.id, "CREDIT_EXCEEDED", fmt.Sprintf("producer '%s' already has %d batches awaiting their outcome (its credit)", name, pr.credit)))
+		pr.inOrder(s.replyError(req.id, "CREDIT_EXCEEDED", fmt.Sprintf("producer '%s' already has %d batches awaiting their outcome (its credit)", name, pr.credit)))
 		pr.end("protocol_violation")
 		return
 	}
@@ -222,7 +305,7 @@ func (p *producers) publish(req *request) {
 		if errs != nil {
 			fields["errors"] = errs
 		}
-		s.send(s.replyErrorWith(req.id, code, msg, fields))
+		pr.inOrder(s.replyErrorWith(req.id, code, msg, fields))
 	}
 	raw, ok := req.members["batch"]
 	if !ok || raw.Kind() != '[' {
@@ -251,12 +334,12 @@ func (p *producers) publish(req *request) {
 		if msg == "" {
 			msg = fmt.Sprintf("%d of the batch's notifications are invalid; nothing was stored", len(errs))
 		}
-		s.send(s.notAdmitted(req.id, notifyEndpoint.code, msg, errs))
+		pr.inOrder(s.notAdmitted(req.id, notifyEndpoint.code, msg, errs))
 		return
 	}
 	pr.mu.Lock()
-	b := &batch{id: req.id, ns: ns, size: size, prev: pr.tail, done: make(chan struct{}), start: make(chan struct{})}
-	pr.tail = b.done
+	b := &batch{id: req.id, ns: ns, size: size, start: make(chan struct{})}
+	b.prev, b.done = pr.chainLocked()
 	pr.waiting = append(pr.waiting, b)
 	pr.startLocked()
 	pr.mu.Unlock()
