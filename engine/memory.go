@@ -31,6 +31,10 @@ type MemoryOptions struct {
 	// more evicts the subject whose newest record is the oldest.
 	// configs.DefaultMaxTopics when <= 0.
 	MaxTopics int
+	// MaxRecordBytes bounds one stored record (RecordBytes): a larger
+	// notification is refused with a *TooLargeError and not stored.
+	// DefaultMaxRecordBytes when <= 0.
+	MaxRecordBytes int
 	// Observer is told each backend operation; nil records nothing.
 	Observer OpObserver
 }
@@ -48,6 +52,7 @@ type MemoryOptions struct {
 type Memory struct {
 	maxHistory int
 	maxTopics  int
+	maxRecord  int
 	hub        *Hub
 	obs        OpObserver
 	closed     atomic.Bool
@@ -76,12 +81,16 @@ func NewMemory(opts MemoryOptions) *Memory {
 	if opts.MaxTopics <= 0 {
 		opts.MaxTopics = configs.DefaultMaxTopics
 	}
+	if opts.MaxRecordBytes <= 0 {
+		opts.MaxRecordBytes = DefaultMaxRecordBytes
+	}
 	if opts.Observer == nil {
 		opts.Observer = NoOpObserver{}
 	}
 	return &Memory{
 		maxHistory: opts.MaxHistoryPerTopic,
 		maxTopics:  opts.MaxTopics,
+		maxRecord:  opts.MaxRecordBytes,
 		hub:        NewHub(),
 		obs:        opts.Observer,
 		streams:    map[string]*memStream{},
@@ -230,7 +239,9 @@ func (m *Memory) check(ctx context.Context, op string) error {
 // Publish stores n under the next sequence of its stream (n.Base()) with
 // the current UTC time, keeps the subject's FIFO and the subject count
 // within their limits, and hands the record to the live subscribers. The
-// record shares n's slices and maps: do not modify them afterwards.
+// record shares n's slices and maps: do not modify them afterwards. A
+// notification whose record exceeds MaxRecordBytes is refused with a
+// *TooLargeError and not stored.
 //
 // Publish never waits for CloseOnOverflow or DropOnOverflow subscribers.
 // When a BlockOnOverflow subscriber's queue is full it waits, holding no
@@ -244,6 +255,9 @@ func (m *Memory) Publish(ctx context.Context, n *notification.Notification) (_ u
 	}
 	if n == nil || n.Base() == "" {
 		return 0, time.Time{}, errors.New("memory engine: publish: notification has no topic base")
+	}
+	if err := m.CheckSize(n); err != nil {
+		return 0, time.Time{}, fmt.Errorf("memory engine: publish: %w", err)
 	}
 	key := n.Subject
 	if key == "" {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"herald/api/httperr"
+	"herald/engine"
 	"herald/notification"
 )
 
@@ -43,8 +44,17 @@ func writeRequestError(w http.ResponseWriter, r *http.Request, ep endpoint, err 
 		return
 	}
 	code, msg, detail := requestError(ep, err)
-	httperr.WriteJSON(w, http.StatusBadRequest, httperr.ErrorBody{Code: code, Error: ep.label, Message: msg, Details: detail, RequestID: id})
+	status := http.StatusBadRequest
+	if code == codeTooLarge {
+		status = http.StatusRequestEntityTooLarge
+	}
+	httperr.WriteJSON(w, status, httperr.ErrorBody{Code: code, Error: ep.label, Message: msg, Details: detail, RequestID: id})
 }
+
+// codeTooLarge is the error code of a request too large to take: a body
+// over max_body_bytes, a batch over its count, and a notification whose
+// stored record would exceed the backend's limit (HTTP 413).
+const codeTooLarge = "PAYLOAD_TOO_LARGE"
 
 // requestError classifies a parse, event-type or validation error: the
 // API error code, the message and its innermost detail. Every transport
@@ -55,8 +65,11 @@ func requestError(ep endpoint, err error) (code, msg, detail string) {
 		ue *notification.UnknownEventTypeError
 		ve *notification.ValidationError
 		be *notification.BusyError
+		te *engine.TooLargeError
 	)
 	switch {
+	case errors.As(err, &te):
+		return codeTooLarge, te.Error(), te.Error()
 	case errors.As(err, &be):
 		return "BUSY", be.Error(), be.Error()
 	case errors.As(err, &pe):

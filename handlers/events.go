@@ -85,6 +85,18 @@ func (h *Handlers) Events(w http.ResponseWriter, r *http.Request) {
 		writeRequestError(w, r, notifyEndpoint, err)
 		return
 	}
+	// Every record is checked against the backend's limit before any is
+	// stored: a payload is stored whole or not at all.
+	for i, n := range ns {
+		if err := engine.CheckSize(h.eng, n); err != nil {
+			msg := err.Error()
+			if len(ns) > 1 {
+				msg = "record " + strconv.Itoa(i) + " of the payload's " + strconv.Itoa(len(ns)) + ": " + msg + "; nothing was stored"
+			}
+			httperr.WriteJSON(w, http.StatusRequestEntityTooLarge, httperr.ErrorBody{Code: codeTooLarge, Error: notifyEndpoint.label, Message: msg, Details: msg, RequestID: id})
+			return
+		}
+	}
 	results := engine.PublishAll(r.Context(), h.eng, ns)
 	ids := make([]string, 0, len(results))
 	var failure error
@@ -144,6 +156,9 @@ func (h *Handlers) writeEventsFailure(w http.ResponseWriter, r *http.Request, er
 		msg := "the notification backend is unavailable; " + stored + ", retry the rest later"
 		w.Header().Set("Retry-After", "5")
 		httperr.WriteJSON(w, http.StatusServiceUnavailable, eventsFailure{ErrorBody: httperr.ErrorBody{Code: "SERVICE_UNAVAILABLE", Error: "service_unavailable", Message: msg, Details: msg, RequestID: id}, IDs: ids})
+	case errors.Is(err, engine.ErrTooLarge):
+		msg := err.Error() + "; " + stored
+		httperr.WriteJSON(w, http.StatusRequestEntityTooLarge, eventsFailure{ErrorBody: httperr.ErrorBody{Code: codeTooLarge, Error: notifyEndpoint.label, Message: msg, Details: err.Error(), RequestID: id}, IDs: ids})
 	case errors.Is(err, engine.ErrInvalid):
 		msg := err.Error() + "; " + stored
 		httperr.WriteJSON(w, http.StatusBadRequest, eventsFailure{ErrorBody: httperr.ErrorBody{Code: notifyEndpoint.code, Error: notifyEndpoint.label, Message: msg, Details: err.Error(), RequestID: id}, IDs: ids})

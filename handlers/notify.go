@@ -86,8 +86,15 @@ func (h *Handlers) buildNotification(ctx context.Context, s *notification.Schema
 	n, err := s.NotifyContext(ctx, req.Identifier, req.Payload)
 	if err != nil {
 		h.observeCodecError(s, err)
+		return nil, err
 	}
-	return n, err
+	// A typed payload can grow past the backend's limit on one record
+	// once decoded (a short number becomes an 8-byte float): refused as
+	// too large, before anything is stored.
+	if err := engine.CheckSize(h.eng, n); err != nil {
+		return nil, err
+	}
+	return n, nil
 }
 
 func (h *Handlers) writeStorageError(w http.ResponseWriter, r *http.Request, err error) {
@@ -96,6 +103,12 @@ func (h *Handlers) writeStorageError(w http.ResponseWriter, r *http.Request, err
 		w.Header().Set("Retry-After", "5")
 		msg := "the notification backend is unavailable; nothing was stored, retry later"
 		httperr.WriteJSON(w, http.StatusServiceUnavailable, httperr.ErrorBody{Code: "SERVICE_UNAVAILABLE", Error: "service_unavailable", Message: msg, Details: msg, RequestID: id})
+		return
+	}
+	var te *engine.TooLargeError
+	if errors.As(err, &te) {
+		msg := te.Error()
+		httperr.WriteJSON(w, http.StatusRequestEntityTooLarge, httperr.ErrorBody{Code: codeTooLarge, Error: notifyEndpoint.label, Message: msg, Details: msg, RequestID: id})
 		return
 	}
 	if errors.Is(err, engine.ErrInvalid) {

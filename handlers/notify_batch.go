@@ -238,10 +238,16 @@ func (h *Handlers) writeBatchParseError(w http.ResponseWriter, r *http.Request, 
 }
 
 // writeBatchInvalid answers a batch with refused elements: 400, the first
-// maxListedErrors refusals by index.
+// maxListedErrors refusals by index (413 PAYLOAD_TOO_LARGE when every
+// refused element is too large to store).
 func (h *Handlers) writeBatchInvalid(w http.ResponseWriter, r *http.Request, els []batchElement, bad int) {
 	body := NotifyBatchErrorBody{Code: notifyEndpoint.code, Error: notifyEndpoint.label, RequestID: httperr.RequestID(r.Context())}
 	body.Message = fmt.Sprintf("%d of the batch's %d notifications are invalid; nothing was stored", bad, len(els))
+	status := http.StatusBadRequest
+	if tooLarge(els) == bad {
+		status, body.Code = http.StatusRequestEntityTooLarge, codeTooLarge
+		body.Message = fmt.Sprintf("%d of the batch's %d notifications are too large to store; nothing was stored", bad, len(els))
+	}
 	for i := range els {
 		el := &els[i]
 		if el.code == "" {
@@ -257,8 +263,19 @@ func (h *Handlers) writeBatchInvalid(w http.ResponseWriter, r *http.Request, els
 		}
 		body.Errors = append(body.Errors, BatchElementError{Index: i, Code: el.code, Message: msg})
 	}
-	httperr.WriteJSON(w, http.StatusBadRequest, body)
-	h.countBatchRefused(els, notifyEndpoint.code)
+	httperr.WriteJSON(w, status, body)
+	h.countBatchRefused(els, body.Code)
+}
+
+// tooLarge counts the elements refused as too large to store.
+func tooLarge(els []batchElement) int {
+	n := 0
+	for i := range els {
+		if els[i].code == codeTooLarge {
+			n++
+		}
+	}
+	return n
 }
 
 // shortMessage is msg shortened to maxErrorMessage bytes, at a character
@@ -307,6 +324,11 @@ func (h *Handlers) answerBatch(w http.ResponseWriter, r *http.Request, start tim
 		status, body.Code, body.Error = http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "service_unavailable"
 		body.Message = "the notification backend became unavailable during the batch"
 		w.Header().Set("Retry-After", "5")
+	case errors.Is(failure, engine.ErrTooLarge):
+		// Checked before anything was stored; the backend's limit can
+		// only have shrunk since (a reconnection to another server).
+		status, body.Code, body.Error = http.StatusRequestEntityTooLarge, codeTooLarge, notifyEndpoint.label
+		body.Message = "the backend refused a notification of the batch: " + failure.Error()
 	case errors.Is(failure, engine.ErrInvalid):
 		status, body.Code, body.Error = http.StatusBadRequest, notifyEndpoint.code, notifyEndpoint.label
 		body.Message = "the backend refused a notification of the batch: " + failure.Error()
@@ -319,7 +341,7 @@ func (h *Handlers) answerBatch(w http.ResponseWriter, r *http.Request, start tim
 		body.Message += fmt.Sprintf(", %d sent without an acknowledgement, stored or not (unknown)", len(body.Unknown))
 	}
 	body.Details = "backend write failed"
-	if status == http.StatusBadRequest {
+	if status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge {
 		body.Details = failure.Error()
 	}
 	h.log.Error("batch notification storage failed", "request_id", id, "stored", len(body.Stored),

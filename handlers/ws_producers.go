@@ -331,10 +331,15 @@ func (p *producers) publish(req *request) {
 	ns, errs, msg := pr.validate(raw)
 	if msg != "" || len(errs) > 0 {
 		pr.release(size)
+		code := notifyEndpoint.code
 		if msg == "" {
 			msg = fmt.Sprintf("%d of the batch's notifications are invalid; nothing was stored", len(errs))
+			if allTooLarge(errs) {
+				code = codeTooLarge
+				msg = fmt.Sprintf("%d of the batch's notifications are too large to store; nothing was stored", len(errs))
+			}
 		}
-		pr.inOrder(s.notAdmitted(req.id, notifyEndpoint.code, msg, errs))
+		pr.inOrder(s.notAdmitted(req.id, code, msg, errs))
 		return
 	}
 	pr.mu.Lock()
@@ -395,6 +400,17 @@ func (s *session) notAdmitted(id jsontext.Value, code, msg string, errs []batchE
 	fields["errors"] = errs[:kept]
 	fields["errors_truncated"] = len(errs) - kept
 	return failedReply(id, code, msg, fields)
+}
+
+// allTooLarge reports whether every refusal of a batch is one of a
+// notification too large to store.
+func allTooLarge(errs []batchError) bool {
+	for _, e := range errs {
+		if e.Code != codeTooLarge {
+			return false
+		}
+	}
+	return len(errs) > 0
 }
 
 // batchError is why one notification of a batch was refused.
@@ -467,6 +483,9 @@ func (pr *producer) one(v jsontext.Value) (*notification.Notification, string, s
 		return nil, code, msg
 	}
 	n, err := pr.schema.Notify(req.Identifier, req.Payload)
+	if err == nil {
+		err = engine.CheckSize(pr.p.s.h.eng, n)
+	}
 	if err != nil {
 		code, msg, _ := requestError(notifyEndpoint, err)
 		return nil, code, msg
@@ -543,6 +562,10 @@ func (pr *producer) run(b *batch) {
 			map[string]any{"outcome": "unknown", "ids": ids}))
 	default:
 		code, msg := "NOTIFICATION_STORAGE_FAILED", "the backend refused part of the batch; ids lists what was stored, the rest was not"
+		if errors.Is(failure, engine.ErrTooLarge) {
+			code, msg, _ = requestError(notifyEndpoint, failure)
+			msg += "; ids lists what was stored, the rest was not"
+		}
 		if errors.Is(failure, engine.ErrUnavailable) {
 			code = "SERVICE_UNAVAILABLE"
 			p.suspendAll()

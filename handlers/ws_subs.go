@@ -784,6 +784,9 @@ func (h *Handlers) notifyOne(ctx context.Context, set *Settings, body []byte, id
 		}
 	}
 	n, err := sc.Notify(req.Identifier, req.Payload)
+	if err == nil {
+		err = engine.CheckSize(h.eng, n)
+	}
 	if err != nil {
 		code, msg, _ = requestError(notifyEndpoint, err)
 		return "", code, msg
@@ -792,6 +795,10 @@ func (h *Handlers) notifyOne(ctx context.Context, set *Settings, body []byte, id
 	if err != nil {
 		if errors.Is(err, engine.ErrUnavailable) {
 			return "", "SERVICE_UNAVAILABLE", "the notification backend is unavailable; nothing was stored, retry later"
+		}
+		if errors.Is(err, engine.ErrTooLarge) {
+			code, msg, _ = requestError(notifyEndpoint, err)
+			return "", code, msg
 		}
 		h.log.Error("notification storage failed", "request_id", reqID, "error", err)
 		return "", "NOTIFICATION_STORAGE_FAILED", "storing the notification failed; it was not stored"

@@ -71,7 +71,7 @@ var _ engine.BatchPublisher = (*Engine)(nil)
 // example a full stream with discard new, which is not retried and not
 // reported as ErrUnavailable although nats-server answers it with code
 // 503; or its retries are spent; or it cannot be built: ErrTooLong,
-// ErrInvalidName) stops the batch:
+// ErrInvalidName, engine.ErrTooLarge) stops the batch:
 // nothing after it is sent any more, or sent again. Those already in
 // flight keep their actual outcomes (a stored one its Seq, a lost one
 // ErrUnknownOutcome); those not sent get an error wrapping ErrNotSent and
@@ -234,6 +234,9 @@ func (b *pubBatch) prepare(ns []*notification.Notification) {
 			last, lastSt = n.Base(), st
 		}
 		msg, err := message(n, st.name, e.eventTypeOf(st.base), nuid.Next())
+		if err == nil {
+			err = e.checkMsg(msg)
+		}
 		if err != nil {
 			b.fail(i, fmt.Errorf("jetstream: publish batch: notification %d to stream %s: %w", i, st.name, err))
 			return

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -49,6 +50,9 @@ func (e *Engine) Publish(ctx context.Context, n *notification.Notification) (_ u
 		return 0, time.Time{}, e.wrapSetup(ctx, "publish", err)
 	}
 	msg, err := message(n, st.name, e.eventTypeOf(st.base), nuid.Next())
+	if err == nil {
+		err = e.checkMsg(msg)
+	}
 	if err != nil {
 		return 0, time.Time{}, fmt.Errorf("jetstream: publish to stream %s: %w", st.name, err)
 	}
@@ -68,6 +72,53 @@ func (e *Engine) Publish(ctx context.Context, n *notification.Notification) (_ u
 		}
 	}
 	return ack.Seq, e.storedTime(st, ack.Seq), nil
+}
+
+// Compile-time check: the engine bounds a record by the server's
+// max_payload.
+var _ engine.SizeChecker = (*Engine)(nil)
+
+// maxPayloadLimiter names the limit of CheckSize in messages.
+const maxPayloadLimiter = "the NATS server's max_payload"
+
+// placeholderMsgID stands for a message's Nats-Msg-Id when CheckSize
+// measures it: any NUID has its length.
+var placeholderMsgID = strings.Repeat("0", msgIDLen)
+
+// CheckSize implements engine.SizeChecker: the NATS message Publish
+// would send for n, headers included, against the max_payload the
+// server announced on the current connection (an external server's own
+// setting; nats-server's default, 1 MiB, on the embedded one). A
+// notification whose message cannot be built is left to Publish, which
+// says why.
+func (e *Engine) CheckSize(n *notification.Notification) error {
+	if n == nil || n.Base() == "" {
+		return nil
+	}
+	base := n.Base()
+	msg, err := message(n, StreamName(base), e.eventTypeOf(base), placeholderMsgID)
+	if err != nil {
+		return nil
+	}
+	return e.checkMsg(msg)
+}
+
+// checkMsg refuses a message larger than the server's max_payload (the
+// client library would refuse it too, as a failed publish rather than
+// the caller's mistake): a *engine.TooLargeError giving both sizes.
+func (e *Engine) checkMsg(msg *nats.Msg) error {
+	l := e.cur()
+	if l == nil {
+		return nil
+	}
+	limit := l.nc.MaxPayload()
+	if limit <= 0 {
+		return nil // not connected yet: the publish reports that
+	}
+	if size := msgSize(msg); int64(size) > limit {
+		return &engine.TooLargeError{Size: size, Limit: int(limit), Limiter: maxPayloadLimiter}
+	}
+	return nil
 }
 
 // pubAck is JetStream's answer to a publish.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/textproto"
 	"strings"
 	"time"
 
@@ -187,4 +188,31 @@ func record(subject string, h nats.Header, data []byte, seq uint64, at time.Time
 	}
 	rec.Geometry = g
 	return rec, nil
+}
+
+// msgIDLen is the length of a Nats-Msg-Id: a NUID.
+const msgIDLen = 22
+
+// natsHeaderLine and crlf frame the headers of a NATS message (ADR-4).
+const (
+	natsHeaderLine = "NATS/1.0\r\n"
+	crlf           = "\r\n"
+)
+
+// msgSize is the size of msg as the NATS server counts it against its
+// max_payload: the payload and the encoded headers, as nats.go encodes
+// them (a "NATS/1.0" line, one "Key: value" line per value, trimmed, and
+// an empty line).
+func msgSize(msg *nats.Msg) int {
+	size := len(msg.Data)
+	if len(msg.Header) == 0 {
+		return size
+	}
+	size += len(natsHeaderLine) + len(crlf)
+	for k, vs := range msg.Header {
+		for _, v := range vs {
+			size += len(k) + len(textproto.TrimString(v)) + len(": ") + len(crlf)
+		}
+	}
+	return size
 }

@@ -16,6 +16,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -71,6 +72,7 @@ func Run(t *testing.T, newEngine func(t *testing.T) engine.Engine) {
 		{"SeqAfter", testSeqAfter},
 		{"WipeAll", testWipeAll},
 		{"CloseEndsSubscriptions", testCloseEndsSubscriptions},
+		{"RecordTooLarge", testRecordTooLarge},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -475,6 +477,39 @@ func testPublishDenseSequences(t *testing.T, e engine.Engine) {
 		for i, r := range recs {
 			checkRecord(t, r, want[i])
 		}
+	}
+}
+
+// testRecordTooLarge: both engines bound one stored record at 1 MiB
+// (NATS's default max_payload, which the in-memory engine applies too):
+// CheckSize and Publish refuse a larger record with a *TooLargeError
+// giving both sizes, store nothing, and a batch stops at it; a record
+// well under the limit is stored.
+func testRecordTooLarge(t *testing.T, e engine.Engine) {
+	if _, ok := e.(engine.SizeChecker); !ok {
+		t.Fatal("the engine does not implement engine.SizeChecker")
+	}
+	big := marsNote(marsRec{"od", "enfo", 1, geoNorth})
+	big.Payload = []byte(`"` + strings.Repeat("x", 1<<20) + `"`)
+	ok := marsNote(marsRec{"od", "enfo", 2, nil})
+	ok.Payload = []byte(`"` + strings.Repeat("x", 1<<19) + `"`)
+	var te *engine.TooLargeError
+	if err := engine.CheckSize(e, big); !errors.As(err, &te) || te.Limit != 1<<20 || te.Size <= 1<<20+2 {
+		t.Fatalf("CheckSize: %v, want a *TooLargeError of more than %d bytes over 1048576", err, 1<<20+2)
+	}
+	want := te.Error()
+	if err := engine.CheckSize(e, ok); err != nil {
+		t.Fatalf("CheckSize under the limit: %v", err)
+	}
+	if _, _, err := e.Publish(context.Background(), big); !errors.As(err, &te) || te.Error() != want || !errors.Is(err, engine.ErrTooLarge) {
+		t.Fatalf("Publish: %v, want %s", err, want)
+	}
+	results := engine.PublishAll(context.Background(), e, []*notification.Notification{ok, big})
+	if results[0].Err != nil || results[0].Seq != 1 || !errors.Is(results[1].Err, engine.ErrTooLarge) {
+		t.Fatalf("PublishAll: %+v", results)
+	}
+	if got := lastSeq(t, e, mars); got != 1 {
+		t.Fatalf("LastSeq after the refusals: %d, want 1", got)
 	}
 }
 
