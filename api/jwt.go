@@ -13,8 +13,9 @@ import (
 )
 
 // JWTLeeway is the clock skew allowed on exp, as in Aviso, and on nbf
-// and iat.
-const JWTLeeway = 60 * time.Second
+// and iat: handlers.TokenLeeway, the rule a WebSocket session's expiry
+// applies as well.
+const JWTLeeway = handlers.TokenLeeway
 
 // Errors of token verification.
 var (

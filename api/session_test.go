@@ -263,26 +263,49 @@ func TestSessionUpgradeChecks(t *testing.T) {
 	})
 }
 
-// TestSessionCredentialsExpire: when the upgrade's token expires, the
-// subscriptions that need credentials end with unauthorized and a resume
-// id; public ones go on, and requests that need credentials are refused.
+// TestSessionCredentialsExpire: a token is accepted until its exp plus
+// the 60 s leeway, by HTTP requests and the session's upgrade alike, and
+// the session keeps its credentials until then (not until the bare exp,
+// which may already have passed when it opened). Then the subscriptions
+// that need credentials end with unauthorized, the message saying when
+// the credentials expired, and a resume id; public ones go on, and
+// requests that need credentials are refused, saying why.
 func TestSessionCredentialsExpire(t *testing.T) {
 	h := start(t, setup{yaml: matrixConfig("trusted_proxy", ""), now: time.Now})
-	claims := user("rita", "ecmwf", "reader")
-	exp := time.Now().Add(1500 * time.Millisecond).Truncate(time.Second).Add(time.Second)
-	claims["exp"], claims["iat"] = exp.Unix(), time.Now().Unix()
-	s, _ := dialSession(t, h, bearer(hs256(t, claims)))
+	token := func(exp time.Time) http.Header {
+		claims := user("rita", "ecmwf", "reader")
+		claims["exp"], claims["iat"] = exp.Unix(), exp.Add(-time.Hour).Unix()
+		return bearer(hs256(t, claims))
+	}
+	// Expired 58 s ago: accepted for 1 to 2 s more. Expired 62 s ago:
+	// refused, over HTTP and on the upgrade.
+	exp := time.Now().Truncate(time.Second).Add(-58 * time.Second)
+	until := exp.Add(60 * time.Second)
+	inside, outside := token(exp), token(exp.Add(-4*time.Second))
+	replay := `{"event_type":"readers","identifier":{},"from_id":"0"}`
+	if r := h.call(t, http.MethodPost, "/api/v1/replay", replay, outside); r.Status != http.StatusUnauthorized {
+		t.Fatalf("replay beyond the leeway: %d %s", r.Status, r.Raw)
+	}
+	if _, resp := dialSession(t, h, outside); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("upgrade beyond the leeway: %d", resp.StatusCode)
+	}
+	if r := h.call(t, http.MethodPost, "/api/v1/replay", replay, inside); r.Status != http.StatusOK {
+		t.Fatalf("replay within the leeway: %d %s", r.Status, r.Raw)
+	}
+	s, _ := dialSession(t, h, inside)
 	s.okCall("subscribe", `"name":"a","event_type":"readers","identifier":{}`)
 	s.okCall("subscribe", `"name":"b","event_type":"optional","identifier":{}`)
 	end := s.frame()
-	want := "the session's credentials expired at " + exp.UTC().Format(time.RFC3339) + "; reconnect with fresh ones and resume from resume_from_id"
-	if end["type"] != "subscription_ended" || end["sub"] != "a" || end["reason"] != "unauthorized" || end["resume_from_id"] != "readers@1" || end["message"] != want {
+	expired := "the session's credentials expired at " + until.UTC().Format(time.RFC3339) + " (the token's exp, " + exp.UTC().Format(time.RFC3339) +
+		", plus 1m0s of leeway for clock skew); reconnect with fresh ones"
+	if end["type"] != "subscription_ended" || end["sub"] != "a" || end["reason"] != "unauthorized" || end["resume_from_id"] != "readers@1" ||
+		end["message"] != expired+" and resume from resume_from_id" {
 		t.Fatalf("end %v", end)
 	}
-	if time.Now().Before(exp) {
-		t.Fatalf("ended before the expiry %v", exp)
+	if time.Now().Before(until) {
+		t.Fatalf("ended before the exp plus the leeway, %v", until)
 	}
-	s.failCall("subscribe", `"name":"a","event_type":"readers","identifier":{}`, "UNAUTHORIZED", "Authentication is required for this stream")
+	s.failCall("subscribe", `"name":"a","event_type":"readers","identifier":{}`, "UNAUTHORIZED", "Authentication is required for this stream: "+expired)
 	// The notify's reply and the event of b, in either order.
 	ctx, cancel := context.WithTimeout(context.Background(), sessionWait)
 	defer cancel()

@@ -20,10 +20,25 @@ type Identity struct {
 	Roles []string
 	// Attributes is the `attributes` claim.
 	Attributes map[string]string
-	// Expires is when the credentials expire (the token's `exp`); zero
-	// when they do not. A WebSocket session ends the subscriptions that
-	// need them then.
+	// Expires is the token's `exp`; zero when the credentials do not
+	// expire. They are accepted until ValidUntil, TokenLeeway later.
 	Expires time.Time
+}
+
+// TokenLeeway is the clock skew allowed on a token's exp (and on nbf and
+// iat), as in Aviso: credentials are accepted until exp + TokenLeeway.
+// It is the one expiry rule: a request's token verification and a
+// WebSocket session's expiry of its credentials both apply it.
+const TokenLeeway = 60 * time.Second
+
+// ValidUntil is when the credentials stop being accepted: Expires plus
+// TokenLeeway (zero when they do not expire). A WebSocket session ends
+// the subscriptions that need them then.
+func (id *Identity) ValidUntil() time.Time {
+	if id.Expires.IsZero() {
+		return time.Time{}
+	}
+	return id.Expires.Add(TokenLeeway)
 }
 
 type identityKey struct{}

@@ -178,6 +178,9 @@ type session struct {
 	end func()
 
 	identity atomic.Pointer[Identity]
+	// expired holds the identity whose credentials expired, once they
+	// have.
+	expired atomic.Pointer[Identity]
 	// upgradeAuth: the upgrade carried credentials; authTried: an auth
 	// request (or any request) came, so auth is no longer allowed.
 	upgradeAuth bool
@@ -308,20 +311,24 @@ func (s *session) close(code websocket.StatusCode, reason string) {
 	_ = s.conn.Close(code, reason)
 }
 
-// expireCredentials ends, when id's credentials expire, the session's
-// subscriptions that an anonymous client could not hold (reason
-// unauthorized, with their resume ids); the session goes on without
-// credentials (requests that need them are refused; a new connection
-// with fresh ones resumes).
+// expireCredentials ends, when id's credentials expire (ValidUntil: the
+// token's exp plus the leeway every request's verification allows, so
+// that a token the upgrade accepted keeps the session until then), the
+// session's subscriptions that an anonymous client could not hold
+// (reason unauthorized, with their resume ids); the session goes on
+// without credentials (requests that need them are refused, saying that
+// the credentials expired; a new connection with fresh ones resumes).
 func (s *session) expireCredentials(id *Identity) {
-	if id.Expires.IsZero() {
+	until := id.ValidUntil()
+	if until.IsZero() {
 		return
 	}
-	s.expiry = time.AfterFunc(id.Expires.Sub(s.h.now()), func() {
+	s.expiry = time.AfterFunc(until.Sub(s.h.now()), func() {
 		if s.ctx.Err() != nil || !s.identity.CompareAndSwap(id, nil) {
 			return
 		}
-		msg := "the session's credentials expired at " + id.Expires.UTC().Format(time.RFC3339) + "; reconnect with fresh ones and resume from resume_from_id"
+		s.expired.Store(id)
+		msg := expiredMessage(id) + " and resume from resume_from_id"
 		s.mu.Lock()
 		var ended []*subscription
 		for _, sub := range s.subs {
@@ -335,6 +342,24 @@ func (s *session) expireCredentials(id *Identity) {
 		}
 		s.log().Info("session credentials expired", "user", id.Username, "subscriptions_ended", len(ended))
 	})
+}
+
+// expiredMessage says that id's credentials expired, and when.
+func expiredMessage(id *Identity) string {
+	return "the session's credentials expired at " + id.ValidUntil().UTC().Format(time.RFC3339) +
+		" (the token's exp, " + id.Expires.UTC().Format(time.RFC3339) + ", plus " + TokenLeeway.String() +
+		" of leeway for clock skew); reconnect with fresh ones"
+}
+
+// denial is the code and message of a refused access: once the
+// session's credentials have expired, a refusal for want of credentials
+// says so.
+func (s *session) denial(e *AuthError) (code, msg string) {
+	code, msg = e.Kind.Code(), e.Message
+	if id := s.expired.Load(); id != nil && e.Kind == Unauthenticated && s.identity.Load() == nil {
+		msg += ": " + expiredMessage(id)
+	}
+	return code, msg
 }
 
 // isShutdown reports whether ctx ended because the server shuts down.

@@ -112,7 +112,8 @@ func (p *producers) open(req *request) {
 		return
 	}
 	if denied := set.Auth.DecideStream(streamAuth(sc), s.identity.Load(), OpWrite); denied != nil {
-		s.send(s.replyError(req.id, denied.Kind.Code(), denied.Message))
+		code, msg := s.denial(denied)
+		s.send(s.replyError(req.id, code, msg))
 		return
 	}
 	// The terminal reply of a full batch lists its ids: it must fit in a

@@ -271,7 +271,7 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 	}
 	ident := s.identity.Load()
 	if denied := set.Auth.DecideStream(streamAuth(sc), ident, OpRead); denied != nil {
-		fail(denied.Kind.Code(), denied.Message)
+		fail(s.denial(denied))
 		return
 	}
 	if o.unpinned != nil {
@@ -747,6 +747,9 @@ func (s *session) notify(req *request) {
 	set := s.h.Settings()
 	body := requestBody(req.members, "event_type", "identifier", "payload")
 	id, code, msg := s.h.notifyOne(s.ctx, set, body, s.identity.Load(), s.id)
+	if code == Unauthenticated.Code() {
+		_, msg = s.denial(&AuthError{Kind: Unauthenticated, Message: msg})
+	}
 	if code != "" {
 		s.send(s.replyError(req.id, code, msg))
 		return
