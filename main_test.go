@@ -566,6 +566,34 @@ func TestPortInUse(t *testing.T) {
 	}
 }
 
+// TestDataDirInUse: a second herald (on another port) given the data
+// directory of a running one does not start: the embedded store would be
+// written by two servers. It exits 1 naming the directory and the
+// holder's pid; once the first has stopped, the directory is free.
+func TestDataDirInUse(t *testing.T) {
+	dataDir := filepath.Join(t.TempDir(), "jetstream")
+	config := strings.Replace(contractConfig, "  kind: in_memory\n", "  kind: jetstream\n  jetstream:\n    data_dir: "+dataDir+"\n", 1)
+	_, stop := startHerald(t, config)
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"--config", path}, nil, &out, &errOut, nil)
+	want := "herald: backend: jetstream: embedded nats-server: data directory " + dataDir + " is in use by another process (pid " + strconv.Itoa(os.Getpid()) +
+		" holds " + filepath.Join(dataDir, "herald.lock") + "): run one herald per data directory, or give this one its own notification_backend.jetstream.data_dir\n"
+	if code != 1 || errOut.String() != want {
+		t.Fatalf("exit %d, stderr %q, want %q", code, errOut.String(), want)
+	}
+	if code := stop(); code != 0 {
+		t.Fatalf("the first herald exited %d", code)
+	}
+	_, stop = startHerald(t, config)
+	if code := stop(); code != 0 {
+		t.Fatalf("herald on the freed directory exited %d", code)
+	}
+}
+
 // TestForwardedForBehindProxyReload runs herald behind a trusted proxy
 // (the loopback peer) with max_streams_per_client 1: watches whose forged
 // first X-Forwarded-For entries differ count as the one client the proxy

@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,6 +47,9 @@ type Engine struct {
 	where string // the server, for error messages
 
 	srv *server.Server // the embedded server, nil for an external one
+	// lock holds the embedded server's data directory (lockDataDir)
+	// until the server has shut down.
+	lock *os.File
 	// link is the current connection; the supervisor replaces it when
 	// the client library gives up reconnecting. Every call reads it once
 	// and uses that connection throughout.
@@ -188,7 +192,7 @@ func (e *Engine) start(ctx context.Context) error {
 	)
 	if o.URL == "" {
 		e.where = "embedded nats-server (data directory " + o.Embedded.DataDir + ")"
-		e.srv, err = startEmbedded(o.Embedded, o.Token, e.log)
+		e.srv, e.lock, err = startEmbedded(o.Embedded, o.Token, e.log)
 		if err != nil {
 			return fmt.Errorf("jetstream: %w", err)
 		}

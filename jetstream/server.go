@@ -34,11 +34,28 @@ const embeddedMaxControlLine = 16 << 10
 // startEmbedded starts the in-process nats-server: JetStream with a file
 // store under o.DataDir, no network listener unless o.Listen names a
 // loopback address, sync-always when asked, the token as its only
-// credential when one is set, and its logs sent to log.
-func startEmbedded(o EmbeddedOptions, token string, log *slog.Logger) (*server.Server, error) {
+// credential when one is set, and its logs sent to log. It first takes
+// the data directory's lock (lockDataDir), which the caller releases by
+// closing the returned file once the server has shut down; a directory
+// another herald holds is refused, naming its pid.
+func startEmbedded(o EmbeddedOptions, token string, log *slog.Logger) (_ *server.Server, lock *os.File, err error) {
 	if err := os.MkdirAll(o.DataDir, 0o750); err != nil {
-		return nil, fmt.Errorf("embedded nats-server: data directory %s: %w", o.DataDir, err)
+		return nil, nil, fmt.Errorf("embedded nats-server: data directory %s: %w", o.DataDir, err)
 	}
+	if lock, err = lockDataDir(o.DataDir); err != nil {
+		return nil, nil, fmt.Errorf("embedded nats-server: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = lock.Close()
+		}
+	}()
+	s, err := newEmbedded(o, token, log)
+	return s, lock, err
+}
+
+// newEmbedded starts the server once its data directory is locked.
+func newEmbedded(o EmbeddedOptions, token string, log *slog.Logger) (*server.Server, error) {
 	opts := &server.Options{
 		ServerName:    o.ServerName,
 		JetStream:     true,

@@ -77,6 +77,8 @@ func (e *Engine) stop(ctx context.Context) error {
 		if err := within(ctx, func() {
 			e.srv.Shutdown()
 			e.srv.WaitForShutdown()
+			// Only now may another herald open the data directory.
+			_ = e.lock.Close()
 		}); err != nil {
 			errs = append(errs, fmt.Errorf("the %s is still shutting down: %w", e.where, err))
 		}
