@@ -63,7 +63,7 @@ func (h *Handlers) Session(w http.ResponseWriter, r *http.Request) {
 	// kernel send buffer; its queue then fills and its subscriptions end
 	// (BLOCKING) or drop (DROPPING).
 	capSendBuffer(r, set.Watch.SendBufferBytes, h.log)
-	c, err := accept(w, r)
+	c, err := accept(&guardedWriter{ResponseWriter: w, limit: set.MaxBodyBytes}, r)
 	if err != nil {
 		h.log.Debug("session upgrade failed", "request_id", id, "error", err)
 		return
@@ -661,7 +661,11 @@ func (s *session) reader() error {
 	for {
 		typ, data, err := s.conn.Read(context.Background())
 		if err != nil {
-			if websocket.CloseStatus(err) == websocket.StatusMessageTooBig || strings.Contains(err.Error(), "read limited") {
+			var tooBig *frameTooBigError
+			switch {
+			case errors.Is(err, errUnmaskedFrame):
+				s.fail(websocket.StatusProtocolError, "unmasked frame: a client must mask every frame (RFC 6455)")
+			case errors.As(err, &tooBig) || websocket.CloseStatus(err) == websocket.StatusMessageTooBig || strings.Contains(err.Error(), "read limited"):
 				s.fail(websocket.StatusMessageTooBig, "frame larger than "+strconv.FormatInt(s.set.MaxBodyBytes, 10)+" bytes")
 			}
 			return err

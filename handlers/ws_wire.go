@@ -1,0 +1,160 @@
+package handlers
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+)
+
+// This file guards the bytes a session reads, below coder/websocket:
+// the library refuses an unmasked client frame without a close status
+// (the session then closed with 1000), and it enforces the read limit
+// only on payload bytes actually received, so a header declaring 2^62
+// bytes with nothing after it held the connection until the keep-alive
+// gave up. Neither can be configured; the guard follows the client's
+// frame headers in the byte stream and refuses both at the header.
+
+// errUnmaskedFrame: a client frame without a mask, which RFC 6455 §5.1
+// requires of every client frame (the server closes with 1002).
+var errUnmaskedFrame = errors.New("the client sent an unmasked frame: RFC 6455 requires a client to mask every frame")
+
+// frameTooBigError: a data frame whose declared length takes its message
+// beyond the read limit (the server closes with 1009).
+type frameTooBigError struct {
+	declared, limit uint64
+}
+
+// Error names both sizes.
+func (e *frameTooBigError) Error() string {
+	return "a frame declares a message of " + strconv.FormatUint(e.declared, 10) + " bytes, above the limit of " + strconv.FormatUint(e.limit, 10)
+}
+
+// guardedWriter is the upgrade's ResponseWriter as the WebSocket library
+// sees it: its Hijack hands the library the connection behind a
+// frameGuard.
+type guardedWriter struct {
+	http.ResponseWriter
+	limit int64
+}
+
+// Hijack takes the connection over and wraps it; the bytes the server
+// had already read past the handshake (frames a client sent without
+// waiting for the 101) go through the guard first.
+func (w *guardedWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	var r io.Reader = conn
+	if n := brw.Reader.Buffered(); n > 0 {
+		b, _ := brw.Reader.Peek(n)
+		r = io.MultiReader(bytes.NewReader(bytes.Clone(b)), conn)
+	}
+	g := &frameGuard{Conn: conn, r: r, limit: w.limit}
+	return g, bufio.NewReadWriter(bufio.NewReader(g), brw.Writer), nil
+}
+
+// Unwrap returns the wrapped ResponseWriter (http.ResponseController).
+func (w *guardedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// frameGuard follows the frames of a client's byte stream (RFC 6455
+// §5.2) as the library reads it. At the byte of a header that shows a
+// violation it stops: the library gets the bytes before that byte, never
+// the whole header, and its next read returns the violation (and every
+// read after it). Only the library's reader reads it, one read at a
+// time.
+type frameGuard struct {
+	net.Conn
+	r io.Reader
+	// limit is the largest message, in bytes (max_body_bytes; <= 0: no
+	// limit).
+	limit int64
+
+	head [14]byte // the frame header being read
+	hn   int      // its bytes so far
+	// size is the current frame's payload length once its header has
+	// told it; skip the payload bytes still to pass.
+	size, skip uint64
+	msg        uint64 // bytes of the current data message so far
+	err        error  // the violation found
+}
+
+// Read reads from the connection and follows the frames read.
+func (g *frameGuard) Read(p []byte) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
+	n, err := g.r.Read(p)
+	for i := 0; i < n; {
+		if g.skip > 0 {
+			k := min(uint64(n-i), g.skip)
+			g.skip -= k
+			i += int(k)
+			continue
+		}
+		g.head[g.hn] = p[i]
+		g.hn++
+		i++
+		if bad := g.header(); bad != nil {
+			g.err = bad
+			if i > 1 {
+				return i - 1, nil
+			}
+			return 0, bad
+		}
+	}
+	return n, err
+}
+
+// header looks at the frame header read so far: the violation it shows,
+// if any; once it is whole, the payload follows.
+func (g *frameGuard) header() error {
+	h := g.head[:g.hn]
+	if len(h) < 2 {
+		return nil
+	}
+	if h[1]&0x80 == 0 {
+		return errUnmaskedFrame
+	}
+	ext := 0
+	switch h[1] & 0x7f {
+	case 126:
+		ext = 2
+	case 127:
+		ext = 8
+	}
+	switch len(h) {
+	case 2 + ext:
+		// The length is known: a data frame is judged now, before the
+		// mask key and the payload it announces.
+		switch ext {
+		case 0:
+			g.size = uint64(h[1] & 0x7f)
+		case 2:
+			g.size = uint64(h[2])<<8 | uint64(h[3])
+		default:
+			g.size = 0
+			for _, b := range h[2:10] {
+				g.size = g.size<<8 | uint64(b)
+			}
+		}
+		switch opcode := h[0] & 0x0f; {
+		case opcode&0x8 != 0:
+			// A control frame: the library checks it (at most 125 bytes).
+		case opcode == 0:
+			g.msg += g.size
+		default:
+			g.msg = g.size
+		}
+		if g.limit > 0 && h[0]&0x08 == 0 && (g.size > uint64(g.limit) || g.msg > uint64(g.limit)) {
+			return &frameTooBigError{declared: max(g.size, g.msg), limit: uint64(g.limit)}
+		}
+	case 2 + ext + 4:
+		g.skip, g.hn = g.size, 0
+	}
+	return nil
+}
