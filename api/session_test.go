@@ -231,6 +231,20 @@ func TestSessionUpgradeChecks(t *testing.T) {
 		if resp.StatusCode != http.StatusForbidden {
 			t.Fatalf("another host on the same port: %d", resp.StatusCode)
 		}
+		// The scheme counts: the same host over https is another origin
+		// than the http one the upgrade came over, unless a proxy in
+		// front says the client used https.
+		https := "https" + strings.TrimPrefix(h.URL, "http")
+		_, resp = dialSession(t, h, http.Header{"Origin": {https}})
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("the same host with another scheme: %d", resp.StatusCode)
+		}
+		s, _ = dialSession(t, h, http.Header{"Origin": {https}, "X-Forwarded-Proto": {"https"}})
+		s.okCall("ping", "")
+		_, resp = dialSession(t, h, http.Header{"Origin": {h.URL}, "X-Forwarded-Proto": {"https"}})
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("an http page behind a proxy the client reached over https: %d", resp.StatusCode)
+		}
 	})
 	t.Run("sessions per user", func(t *testing.T) {
 		a, _ := dialSession(t, h, rita)

@@ -45,7 +45,7 @@ func (h *Handlers) Session(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if origin := r.Header.Get("Origin"); origin != "" && set.AllowedOrigins != nil &&
-		!slices.Contains(set.AllowedOrigins, "*") && !slices.Contains(set.AllowedOrigins, origin) && !sameOrigin(origin, r.Host) {
+		!slices.Contains(set.AllowedOrigins, "*") && !slices.Contains(set.AllowedOrigins, origin) && !sameOrigin(origin, r) {
 		WriteForbidden(w, r, "origin "+strconv.Quote(origin)+" is not in application.cors.allowed_origins")
 		return
 	}
@@ -106,13 +106,29 @@ func accept(w http.ResponseWriter, r *http.Request) (*websocket.Conn, error) {
 	return c, err
 }
 
-// sameOrigin reports whether origin names the host the request was sent
-// to: a page herald serves itself (the browser console) needs no entry in
-// application.cors.allowed_origins, as CORS never restricts a page's own
-// origin.
-func sameOrigin(origin, host string) bool {
+// sameOrigin reports whether origin is the origin the request was sent
+// to, scheme and host: a page herald serves itself (the browser console)
+// needs no entry in application.cors.allowed_origins, as CORS never
+// restricts a page's own origin. The scheme counts: a page of the same
+// host over plain http is another origin than the https one (a page any
+// network on the way could have written).
+func sameOrigin(origin string, r *http.Request) bool {
 	u, err := url.Parse(origin)
-	return err == nil && u.Host != "" && strings.EqualFold(u.Host, host)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host) && strings.EqualFold(u.Scheme, requestScheme(r))
+}
+
+// requestScheme is the scheme the client used: a TLS-terminating proxy
+// in front says it in X-Forwarded-Proto (which a browser's page cannot
+// set on an upgrade), else https on a TLS connection and http otherwise.
+func requestScheme(r *http.Request) string {
+	if p := r.Header.Get("X-Forwarded-Proto"); p != "" {
+		p, _, _ = strings.Cut(p, ",")
+		return strings.ToLower(strings.TrimSpace(p))
+	}
+	if r.TLS != nil {
+		return "https"
+	}
+	return "http"
 }
 
 // sessionsLimitMessage says that user has reached max_sessions_per_user
