@@ -368,9 +368,15 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 		s.finish(sub, end)
 	}()
 	if err := <-opened; err != nil {
-		if errors.Is(err, engine.ErrUnavailable) {
+		switch {
+		case s.ctx.Err() != nil:
+			// The client went away (or the server is shutting down)
+			// while the subscription was set up: nobody to answer, and
+			// nothing went wrong.
+			s.log().Debug("subscription setup ended with the session", "name", o.name, "error", err)
+		case errors.Is(err, engine.ErrUnavailable):
 			fail("SERVICE_UNAVAILABLE", "the notification backend is unavailable; retry later")
-		} else {
+		default:
 			s.log().Error("subscription setup failed", "name", o.name, "error", err)
 			fail("INTERNAL_ERROR", "the subscription could not be set up")
 		}
