@@ -252,10 +252,20 @@ func integer(v any) (neg bool, mag uint64, ok bool, code values.Code) {
 	return false, 0, false, ""
 }
 
-// float reads a number of the gojq model at width bits: number text is
-// parsed at that width (so the shortest text of an F32 reads back to the
-// same bits), integers exactly rounded, floats narrowed once.
-func float(v any, bits int) (float64, bool, *values.Error) {
+// float reads a number of the gojq model at the width of float kind k:
+// number text is parsed at that width (so the shortest text of an F32
+// reads back to the same bits), integers exactly rounded, floats narrowed
+// once; a number beyond k's range is refused (values.FloatRange).
+func float(v any, k types.Kind) (float64, bool, *values.Error) {
+	f, ok, err := widen(v, k.Bits())
+	if ok && err == nil && math.IsInf(f, 0) {
+		return 0, true, values.Errorf(values.CodeOutOfRange, "", values.FloatRange(k))
+	}
+	return f, ok, err
+}
+
+// widen is float without the range check.
+func widen(v any, bits int) (float64, bool, *values.Error) {
 	switch x := v.(type) {
 	case json.Number:
 		b := unsafe.Slice(unsafe.StringData(string(x)), len(x))
@@ -328,6 +338,9 @@ func DecodeNumber(c *rows.Col, raw []byte, depth int) *values.Error {
 		return appendInteger(c, neg, mag, code)
 	case k == types.F32 || k == types.F64:
 		f := values.ParseNumber(raw, k.Bits())
+		if math.IsInf(f, 0) {
+			return values.Errorf(values.CodeOutOfRange, "", values.FloatRange(k))
+		}
 		if k == types.F32 {
 			c.F32.Append(float32(f))
 		} else {
@@ -389,7 +402,7 @@ func decode(c *rows.Col, v any, depth int) *values.Error {
 		}
 		return appendInteger(c, neg, mag, code)
 	case k == types.F32 || k == types.F64:
-		f, ok, err := float(v, k.Bits())
+		f, ok, err := float(v, k)
 		if err != nil {
 			err.Path = path
 			return err

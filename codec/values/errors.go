@@ -40,8 +40,9 @@ const (
 	CodeTypeMismatch Code = "TYPE_MISMATCH"
 	// NotInteger: a number with a fraction or exponent for an integer field.
 	CodeNotInteger Code = "NOT_INTEGER"
-	// OutOfRange: an integer outside its type's range, or a datetime
-	// outside the nanosecond range.
+	// OutOfRange: an integer outside its type's range, a finite number
+	// beyond its float type's range (FloatRange), or a datetime outside
+	// the nanosecond range.
 	CodeOutOfRange Code = "OUT_OF_RANGE"
 	// InvalidUTF8: text that is not valid UTF-8.
 	CodeInvalidUTF8 Code = "INVALID_UTF8"

@@ -73,12 +73,33 @@ func FitSigned(k types.Kind, neg bool, mag uint64) (int64, bool) {
 
 // ParseFloat parses JSON number text at the given width (32 or 64): the
 // nearest float of that width, parsed at that width so the F32 halfway case
-// is exact. Magnitudes beyond the range round to an infinity, which is not
-// an error.
+// is exact. Magnitudes beyond the range round to an infinity, which the
+// decoders refuse as out of range (FloatRange).
 func ParseFloat(b []byte, bits int) float64 {
 	s := unsafe.String(unsafe.SliceData(b), len(b))
 	f, _ := strconv.ParseFloat(s, bits) // ErrRange gives ±Inf or 0: both are the rounded value
 	return f
+}
+
+// FloatRange is the message of a finite number beyond the range of float
+// kind k (F32 or F64). Read at k's width such a number rounds to an
+// infinity, which no decoder stores: it is refused as out of range, as an
+// integer beyond its type's range is, so that 1e39 is an error for an
+// F32 as 1e400 is for an F64 rather than a value the codec cannot write
+// back. (An infinity a format carries as such, a CBOR or Avro float, is
+// not a number beyond the range and keeps each format's own rule.)
+func FloatRange(k types.Kind) string {
+	if k == types.F32 {
+		return "number is outside the range of F32 (largest magnitude 3.4028235e+38)"
+	}
+	return "number is outside the range of F64 (largest magnitude 1.7976931348623157e+308)"
+}
+
+// FitF32 narrows a finite float64 to F32: false when it lies beyond F32's
+// range (it would round to an infinity; see FloatRange).
+func FitF32(f float64) (float32, bool) {
+	v := float32(f)
+	return v, !math.IsInf(float64(v), 0) || math.IsInf(f, 0)
 }
 
 // AppendFloat appends a finite float in encoding/json's format: the

@@ -301,7 +301,11 @@ func value(c *rows.Col, v any, path string) *values.Error {
 		case float64:
 			f = x
 			if k == types.F32 {
-				c.F32.Append(float32(f))
+				v, fit := values.FitF32(f)
+				if !fit {
+					return values.Errorf(values.CodeOutOfRange, path, values.FloatRange(k))
+				}
+				c.F32.Append(v)
 				return nil
 			}
 		default:

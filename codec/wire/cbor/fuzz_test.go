@@ -61,6 +61,9 @@ var fuzzSeeds = []string{
 	"a3 6175 01 6166 01 616d 82 83 01 02 03 82 01 02", "a3 6175 01 6166 01 6176 9f 6161 ff",
 	"a3 6175 01 6166 01 617a 01", "a3 6175 01 6166 01 f6 01", "a3 6175 01 6166 01 6165 f97e00",
 	"a2 7f 6175 ff 01 6166 01", "b9000d 6175 01", "a2 6175 01 6166 9b7fffffffffffffff",
+	// doubles beyond F32's range, in a field and an element; F32's largest
+	"a2 6175 01 6166 fb48078287f49c4a1d", "a3 6175 01 6166 01 616d 82 83 01 02 03 83 01 02 fb47effffff0000000",
+	"a2 6175 01 6166 fb47efffffe0000000",
 	// loose plan: undeclared keys, nested maps, simple values
 	"a3 617a a2 6161 01 6161 02 6178 01 617a 02", "a2 617a e0 617a f8ff", "a1 617a 81 f7",
 	"a2 617a 82 e0 f8ff 6178 05", "a1 617a 9a00010000 00", "a1 616b 3bffffffffffffffff",

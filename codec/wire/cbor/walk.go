@@ -304,10 +304,11 @@ func (w *walk) value(c *rows.Col, depth int) bool {
 	switch {
 	case k == types.F32:
 		f, ok := w.number(32)
-		if ok {
-			c.F32.Append(float32(f))
+		v, fit := values.FitF32(f)
+		if ok && fit {
+			c.F32.Append(v)
 		}
-		return ok
+		return ok && fit // beyond F32's range: the generic path says so
 	case k == types.F64:
 		f, ok := w.number(64)
 		if ok {
@@ -404,10 +405,11 @@ func (w *walk) array(c *rows.Col, depth int) bool {
 				continue
 			}
 			f, ok := w.number(32)
-			if !ok {
+			v, fit := values.FitF32(f)
+			if !ok || !fit {
 				return false
 			}
-			e.F32.Append(float32(f))
+			e.F32.Append(v)
 		}
 		return true
 	}

@@ -79,3 +79,45 @@ func TestWalkAllocatesNothing(t *testing.T) {
 		t.Fatalf("%v allocations per accepted row", n)
 	}
 }
+
+// TestFloatBeyondRange: a finite CBOR double beyond F32's range, in an F32
+// field or an F32 element, is refused as out of range by the direct walk
+// and the generic path alike (not rounded to an infinity); F32's largest
+// value and a double just under the rounding boundary are read, and an
+// infinity CBOR carries as such keeps its rule (null for an optional
+// field).
+func TestFloatBeyondRange(t *testing.T) {
+	p := plan(t, strictDefs)
+	d, err := NewDecoder(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const msg = "number is outside the range of F32 (largest magnitude 3.4028235e+38)"
+	for _, c := range []struct{ hex, err string }{
+		{"a2 6175 01 6166 fb48078287f49c4a1d", "OUT_OF_RANGE: field f: " + msg}, // 1e39
+		{"a2 6175 01 6166 fbc8078287f49c4a1d", "OUT_OF_RANGE: field f: " + msg}, // -1e39
+		{"a2 6175 01 6166 fb47effffff0000000", "OUT_OF_RANGE: field f: " + msg}, // rounds to 2^128
+		{"a3 6175 01 6166 01 616d 82 83 01 02 03 83 01 02 fb48078287f49c4a1d", "OUT_OF_RANGE: field m[1][2]: " + msg},
+		{"a2 6175 01 6166 fb47efffffe0000000", ""},         // F32's largest value
+		{"a2 6175 01 6166 fb47efffffefffffff", ""},         // just under the boundary: rounds down to it
+		{"a3 6175 01 6166 01 6165 fb7ff0000000000000", ""}, // +Inf in an optional field: null
+	} {
+		payload, err := hex.DecodeString(stripSpaces(c.hex))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, fn := range map[string]func([]byte, *rows.Builder) (int, error){"walk": d.Decode, "generic": d.DecodeGeneric} {
+			b := rows.NewBuilder(memory.NewGoAllocator(), p.Schema)
+			_, err := fn(payload, b)
+			b.Release()
+			got := ""
+			if err != nil {
+				e := err.(*values.Error)
+				got = string(e.Code) + ": field " + e.Path + ": " + e.Msg
+			}
+			if got != c.err {
+				t.Errorf("%s, %s: %q, want %q", c.hex, name, got, c.err)
+			}
+		}
+	}
+}

@@ -299,7 +299,12 @@ func (d *Decoder) float(k types.Kind, ch byte) (float64, *values.Error) {
 	if ch != '-' && (ch < '0' || ch > '9') {
 		return 0, d.mismatch(ch, "a number")
 	}
-	return sc.float(k.Bits())
+	f, err := sc.float(k.Bits())
+	if err == nil && math.IsInf(f, 0) {
+		// JSON text is always a finite number: it lies beyond the range.
+		return 0, d.fail(values.CodeOutOfRange, values.FloatRange(k))
+	}
+	return f, err
 }
 
 // value decodes one non-null value into c.
@@ -595,6 +600,9 @@ func (d *Decoder) floats(c *rows.Col) *values.Error {
 			f, err := sc.float(bits)
 			if err != nil {
 				return err
+			}
+			if math.IsInf(f, 0) {
+				return d.fail(values.CodeOutOfRange, values.FloatRange(e.Kind))
 			}
 			if bits == 32 {
 				e.F32.UnsafeAppend(float32(f))
