@@ -18,7 +18,7 @@ import (
 // gave up. Neither can be configured; the guard follows the client's
 // frame headers in the byte stream and refuses both at the header.
 
-// errUnmaskedFrame: a client frame without a mask, which RFC 6455 §5.1
+// errUnmaskedFrame: a client frame without a mask, which RFC 6455
 // requires of every client frame (the server closes with 1002).
 var errUnmaskedFrame = errors.New("the client sent an unmasked frame: RFC 6455 requires a client to mask every frame")
 
@@ -62,7 +62,7 @@ func (w *guardedWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 func (w *guardedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // frameGuard follows the frames of a client's byte stream (RFC 6455
-// §5.2) as the library reads it. At the byte of a header that shows a
+// framing) as the library reads it. At the byte of a header that shows a
 // violation it stops: the library gets the bytes before that byte, never
 // the whole header, and its next read returns the violation (and every
 // read after it). Only the library's reader reads it, one read at a

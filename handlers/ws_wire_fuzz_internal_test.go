@@ -11,7 +11,7 @@ import (
 // wireVerdict is what a client byte stream deserves: how many of its
 // bytes may reach the WebSocket library and why the rest may not (nil:
 // all of them). It reads the stream whole, frame by frame (RFC 6455
-// §5.2), as a reference for frameGuard, which sees it in pieces.
+// framing), as a reference for frameGuard, which sees it in pieces.
 func wireVerdict(stream []byte, limit uint64) (int, error) {
 	var msg uint64
 	for i := 0; i < len(stream); {
