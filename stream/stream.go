@@ -354,8 +354,8 @@ type runner struct {
 	// endSeq is a replay's last deliverable sequence (resolveEnd), nil
 	// without an end cursor.
 	endSeq *uint64
-	beat     <-chan time.Time
-	maxDur   <-chan time.Time
+	beat   <-chan time.Time
+	maxDur <-chan time.Time
 	// beatTicker and maxTimer drive beat and maxDur; release stops them.
 	beatTicker *time.Ticker
 	maxTimer   *time.Timer
