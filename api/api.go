@@ -1,10 +1,10 @@
 // Package api wires herald's HTTP surface: the chi router with every
 // route, and the middleware around it (request id, recovery, access log,
-// CORS, authentication with JWT verification and the auth-o-tron client,
-// concurrent-stream limits). It owns no endpoint logic (package handlers)
-// and no business rules: per-stream authorisation and the ECPDS check run
-// in the handlers (the ECPDS client is package ecpds), on the identity this
-// package puts into the request context.
+// CORS, decompression, authentication through package auth's
+// Authenticator, concurrent-stream limits). It owns no endpoint logic
+// (package handlers) and no business rules: per-stream authorisation and
+// the ECPDS check run in the handlers, on the identity the Authenticator
+// puts into the request context.
 package api
 
 import (
@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"herald/api/httperr"
+	"herald/auth"
 	"herald/console"
 	"herald/handlers"
 	"herald/openapi"
@@ -30,7 +31,7 @@ type Options struct {
 	Logger *slog.Logger
 	// Auth authenticates notify, watch, replay and admin requests; nil
 	// means auth disabled (everything public).
-	Auth *Authenticator
+	Auth *auth.Authenticator
 	// CORS is the configured cross-origin policy; nil keeps Aviso's
 	// behaviour (handled by the SSE writer).
 	CORS *CORS

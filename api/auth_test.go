@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"herald/auth"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -9,8 +10,6 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-
-	"herald/handlers"
 )
 
 // matrixStreams are the streams of the role matrix and their auth blocks,
@@ -138,9 +137,9 @@ func TestRoleMatrix(t *testing.T) {
 	}
 	tron := passThroughTron(t)
 	messages := map[string]string{
-		needAuth: handlers.MsgStreamAuthRequired, badToken: handlers.MsgInvalidToken,
-		noRead: handlers.MsgNoReadRole, noWrite: handlers.MsgNoWriteRole, adminOnly: handlers.MsgAdminsOnlyWrite,
-		notAdmin: handlers.MsgNoAdminRole, needCreds: handlers.MsgHeaderRequired,
+		needAuth: auth.MsgStreamAuthRequired, badToken: auth.MsgInvalidToken,
+		noRead: auth.MsgNoReadRole, noWrite: auth.MsgNoWriteRole, adminOnly: auth.MsgAdminsOnlyWrite,
+		notAdmin: auth.MsgNoAdminRole, needCreds: auth.MsgHeaderRequired,
 	}
 	for _, mode := range []string{"", "trusted_proxy", "direct"} {
 		modeName := mode
@@ -239,17 +238,17 @@ func TestTokenClaims(t *testing.T) {
 		msg    string
 	}{
 		{"sub when no username", subOnly, "readers", 200, ""},
-		{"empty username falls back to sub", emptyName, "any", 401, handlers.MsgMissingUserClaims},
-		{"neither username nor sub", nobody, "any", 401, handlers.MsgMissingUserClaims},
+		{"empty username falls back to sub", emptyName, "any", 401, auth.MsgMissingUserClaims},
+		{"neither username nor sub", nobody, "any", 401, auth.MsgMissingUserClaims},
 		{"expired within the leeway", inLeeway, "readers", 200, ""},
-		{"no realm never matches a role map", noRealm, "readers", 403, handlers.MsgNoReadRole},
+		{"no realm never matches a role map", noRealm, "readers", 403, auth.MsgNoReadRole},
 		{"no realm is still authenticated", noRealm, "any", 200, ""},
 		{"string attributes", goodAttrs, "readers", 200, ""},
-		{"non-string attributes", badAttrs, "any", 401, handlers.MsgInvalidToken},
-		{"roles not a list", roleString, "any", 401, handlers.MsgInvalidToken},
+		{"non-string attributes", badAttrs, "any", 401, auth.MsgInvalidToken},
+		{"roles not a list", roleString, "any", 401, auth.MsgInvalidToken},
 		{"exp not a number", expString, "any", 401, "token claim exp must be a NumericDate (a JSON number)"},
 		{"audience not checked", withAud, "readers", 200, ""},
-		{"not valid yet", notYet, "any", 401, handlers.MsgInvalidToken},
+		{"not valid yet", notYet, "any", 401, auth.MsgInvalidToken},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -328,7 +327,7 @@ func TestTrustedProxyRefusesBasic(t *testing.T) {
 	s := start(t, setup{yaml: matrixConfig("trusted_proxy", "")})
 	basic := authHeader("Basic dXNlcjpwYXNz")
 	r := s.call(t, http.MethodPost, "/api/v1/watch", `{"event_type":"any","identifier":{}}`, basic)
-	wantAuthError(t, r, 401, "UNAUTHORIZED", "unauthorized", handlers.MsgStreamAuthRequired, []string{"Bearer"})
+	wantAuthError(t, r, 401, "UNAUTHORIZED", "unauthorized", auth.MsgStreamAuthRequired, []string{"Bearer"})
 	r = s.call(t, http.MethodDelete, "/api/v1/admin/wipe/all", "", basic)
 	wantAuthError(t, r, 401, "UNAUTHORIZED", "unauthorized", "Authorization header must use Bearer token", []string{"Bearer"})
 	if r := s.call(t, http.MethodPost, "/api/v1/watch", `{"event_type":"public","identifier":{}}`, basic); r.Status != 200 {

@@ -1,10 +1,9 @@
 package api_test
 
 import (
+	"herald/auth"
 	"net/http"
 	"testing"
-
-	"herald/api"
 )
 
 // TestDuplicateAuthorizationHeader sends two Authorization headers to
@@ -43,7 +42,7 @@ func TestDuplicateAuthorizationHeader(t *testing.T) {
 			for _, rt := range routes {
 				t.Run(mode+"/"+h.name+"/"+rt.method+" "+rt.path, func(t *testing.T) {
 					r := s.call(t, rt.method, rt.path, rt.body, hdr)
-					wantAuthError(t, r, http.StatusBadRequest, "INVALID_AUTHORIZATION_HEADER", "bad_request", api.MsgDuplicateAuthorization, nil)
+					wantAuthError(t, r, http.StatusBadRequest, "INVALID_AUTHORIZATION_HEADER", "bad_request", auth.MsgDuplicateAuthorization, nil)
 				})
 			}
 			for _, path := range []string{"/api/v1/schema", "/api/v1/schema/any"} {

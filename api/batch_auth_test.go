@@ -1,10 +1,9 @@
 package api_test
 
 import (
+	"herald/auth"
 	"net/http"
 	"testing"
-
-	"herald/handlers"
 )
 
 // TestBatchNotifyAuthorization: batch notify runs each event type's
@@ -30,12 +29,12 @@ func TestBatchNotifyAuthorization(t *testing.T) {
 	writer := bearer(hs256(t, user("walt", "ecmwf", "writer")))
 
 	r := s.call(t, http.MethodPost, path, batch(note("public", "a"), note("writers", "a"), note("any", "a")), reader)
-	wantAuthError(t, r, http.StatusForbidden, "FORBIDDEN", "forbidden", handlers.MsgNoWriteRole, nil)
+	wantAuthError(t, r, http.StatusForbidden, "FORBIDDEN", "forbidden", auth.MsgNoWriteRole, nil)
 	r = s.call(t, http.MethodPost, path, batch(note("public", "a"), note("public", "b"), note("any", "a")), nil)
-	wantAuthError(t, r, http.StatusUnauthorized, "UNAUTHORIZED", "unauthorized", handlers.MsgStreamAuthRequired, []string{"Bearer"})
+	wantAuthError(t, r, http.StatusUnauthorized, "UNAUTHORIZED", "unauthorized", auth.MsgStreamAuthRequired, []string{"Bearer"})
 	// A parse error elsewhere in the batch does not hide the refusal.
 	r = s.call(t, http.MethodPost, path, batch(`[]`, note("writers", "a")), reader)
-	wantAuthError(t, r, http.StatusForbidden, "FORBIDDEN", "forbidden", handlers.MsgNoWriteRole, nil)
+	wantAuthError(t, r, http.StatusForbidden, "FORBIDDEN", "forbidden", auth.MsgNoWriteRole, nil)
 
 	// Nothing was stored: the first stored batch starts at 1.
 	r = s.call(t, http.MethodPost, path, batch(note("public", "a"), note("writers", "a"), note("public", "b")), writer)

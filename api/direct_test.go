@@ -1,14 +1,13 @@
 package api_test
 
 import (
+	"herald/auth"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"herald/handlers"
 )
 
 // fakeTron is a fake auth-o-tron: each credential selects an answer.
@@ -110,7 +109,7 @@ func TestDirectMode(t *testing.T) {
 	}
 	yaml := strings.Replace(matrixConfig("direct", tron.ts.URL+"/"), "timeout_ms: 2000", "timeout_ms: 200", 1)
 	s := start(t, setup{yaml: yaml})
-	unavailable := handlers.MsgAuthUnavailable
+	unavailable := auth.MsgAuthUnavailable
 	tests := []struct {
 		header string
 		status int
@@ -125,13 +124,13 @@ func TestDirectMode(t *testing.T) {
 		{"Bearer raw", 200, ""},
 		{"Bearer first-wins", 503, unavailable},
 		{"Bearer null-skipped", 200, ""},
-		{"bearer token", 401, handlers.MsgInvalidToken}, // forwarded verbatim: the fake knows no lowercase scheme
+		{"bearer token", 401, auth.MsgInvalidToken}, // forwarded verbatim: the fake knows no lowercase scheme
 		{"Bearer empty", 503, unavailable},
 		{"Bearer nothing", 503, unavailable},
-		{"Bearer expired", 401, handlers.MsgInvalidToken},
-		{"Bearer forged", 401, handlers.MsgInvalidToken},
-		{"Bearer unauthorized", 401, handlers.MsgInvalidToken},
-		{"Bearer forbidden", 403, handlers.MsgTokenDenied},
+		{"Bearer expired", 401, auth.MsgInvalidToken},
+		{"Bearer forged", 401, auth.MsgInvalidToken},
+		{"Bearer unauthorized", 401, auth.MsgInvalidToken},
+		{"Bearer forbidden", 403, auth.MsgTokenDenied},
 		{"Bearer error", 503, unavailable},
 		{"Bearer bad-gateway", 503, unavailable},
 		{"Bearer not-found", 503, unavailable},
@@ -169,7 +168,7 @@ func TestDirectMode(t *testing.T) {
 		t.Fatalf("admin via Basic: %d %s", r.Status, r.Raw)
 	}
 	wantAuthError(t, s.call(t, http.MethodDelete, "/api/v1/admin/wipe/all", "", authHeader("Basic dXNlcjpwYXNz")),
-		403, "FORBIDDEN", "forbidden", handlers.MsgNoAdminRole, nil)
+		403, "FORBIDDEN", "forbidden", auth.MsgNoAdminRole, nil)
 	// A well-formed header on a public stream is verified too.
 	wantAuthError(t, s.call(t, http.MethodPost, "/api/v1/watch", `{"event_type":"public","identifier":{}}`, authHeader("Bearer error")),
 		503, "SERVICE_UNAVAILABLE", "service_unavailable", unavailable, nil)
@@ -187,7 +186,7 @@ func TestDirectModeUnreachable(t *testing.T) {
 		{http.MethodDelete, "/api/v1/admin/wipe/all", ""},
 	} {
 		r := s.call(t, rq.method, rq.path, rq.body, reader)
-		wantAuthError(t, r, 503, "SERVICE_UNAVAILABLE", "service_unavailable", handlers.MsgAuthUnavailable, nil)
+		wantAuthError(t, r, 503, "SERVICE_UNAVAILABLE", "service_unavailable", auth.MsgAuthUnavailable, nil)
 		if r.Header.Get("Retry-After") != "5" {
 			t.Fatalf("Retry-After %q", r.Header.Get("Retry-After"))
 		}

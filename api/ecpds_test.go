@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"herald/auth"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,8 +11,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"herald/handlers"
 )
 
 // clock is a settable clock for the ECPDS cache.
@@ -169,7 +168,7 @@ func TestECPDSDecisions(t *testing.T) {
 		calls            int64 // upstream calls after the request
 	}
 	for _, c := range []check{
-		{"unauthenticated is refused before ECPDS", "/api/v1/watch", watchDiss("CIP"), nil, 401, handlers.MsgStreamAuthRequired, 0},
+		{"unauthenticated is refused before ECPDS", "/api/v1/watch", watchDiss("CIP"), nil, 401, auth.MsgStreamAuthRequired, 0},
 		{"notify as admin never calls ECPDS", "/api/v1/notification", `{"event_type":"diss","identifier":{"destination":"CIP","step":1}}`, admin, 200, "", 0},
 		{"notify as writer never calls ECPDS", "/api/v1/notification", `{"event_type":"diss","identifier":{"destination":"ZZZ","step":1}}`, writer, 200, "", 0},
 		{"admin bypass", "/api/v1/watch", watchDiss("ANY"), admin, 200, "", 0},
@@ -208,7 +207,7 @@ func TestECPDSDecisions(t *testing.T) {
 func TestECPDSOutages(t *testing.T) {
 	unavailable := func(t *testing.T, r reply) {
 		t.Helper()
-		wantAuthError(t, r, 503, "SERVICE_UNAVAILABLE", "service_unavailable", handlers.MsgECPDSUnavailable, nil)
+		wantAuthError(t, r, 503, "SERVICE_UNAVAILABLE", "service_unavailable", auth.MsgECPDSUnavailable, nil)
 		if r.Header.Get("Retry-After") != "5" {
 			t.Fatalf("Retry-After %q", r.Header.Get("Retry-After"))
 		}

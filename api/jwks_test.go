@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"herald/auth"
 	"math/big"
 	"net/http"
 	"os"
@@ -19,9 +20,6 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-
-	"herald/api"
-	"herald/handlers"
 )
 
 // testKeySet holds the asymmetric keys of the tests.
@@ -149,7 +147,7 @@ func TestJWKS(t *testing.T) {
 	}
 	refuse := func(name, token string) {
 		t.Helper()
-		wantAuthError(t, watch(token), 401, "UNAUTHORIZED", "unauthorized", handlers.MsgInvalidToken, []string{"Bearer"})
+		wantAuthError(t, watch(token), 401, "UNAUTHORIZED", "unauthorized", auth.MsgInvalidToken, []string{"Bearer"})
 	}
 	accept("RS256 with kid", mint(t, jwt.SigningMethodRS256, k.rsa1, reader, "r1"))
 	accept("RS256 without kid", mint(t, jwt.SigningMethodRS256, k.rsa1, reader, ""))
@@ -239,8 +237,8 @@ func TestJWKSStartup(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := api.NewAuthenticator(api.AuthOptions{Config: api.AuthConfig{
-				Enabled: true, Mode: api.ModeTrustedProxy, JWKSFile: tc.path, AdminRoles: map[string][]string{"r": {"a"}},
+			_, err := auth.NewAuthenticator(auth.Options{Config: auth.Config{
+				Enabled: true, Mode: auth.ModeTrustedProxy, JWKSFile: tc.path, AdminRoles: map[string][]string{"r": {"a"}},
 			}})
 			if err == nil || err.Error() != tc.want {
 				t.Fatalf("got %v\nwant %s", err, tc.want)

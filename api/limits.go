@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"herald/auth"
 	"net"
 	"net/http"
 	"net/netip"
@@ -9,8 +10,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"herald/handlers"
 )
 
 // StreamLimitRetryAfter is the Retry-After of a 429 for too many streams.
@@ -188,13 +187,13 @@ func (l *StreamLimiter) Middleware(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var user string
-		if id := handlers.IdentityFrom(r.Context()); id != nil {
+		if id := auth.IdentityFrom(r.Context()); id != nil {
 			user = id.Username
 		}
 		addr := l.ClientAddress(r)
 		msg, ok := l.acquire(user, addr)
 		if !ok {
-			handlers.WriteTooManyStreams(w, r, msg, StreamLimitRetryAfter)
+			auth.WriteTooManyStreams(w, r, msg, StreamLimitRetryAfter)
 			return
 		}
 		defer l.release(user, addr)

@@ -16,6 +16,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"herald/api"
+	"herald/auth"
 	"herald/configs"
 	"herald/ecpds"
 	"herald/engine"
@@ -53,7 +54,7 @@ type herald struct {
 	Handlers *handlers.Handlers
 	Limits   *api.StreamLimiter
 	ECPDS    *ecpds.Client
-	Auth     *api.Authenticator
+	Auth     *auth.Authenticator
 }
 
 // start runs herald in-process on a loopback port: the config parsed and

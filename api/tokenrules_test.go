@@ -5,13 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"herald/auth"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
-
-	"herald/api"
-	"herald/handlers"
 )
 
 // signRaw signs a header and a claims object given as raw JSON text with
@@ -54,40 +52,40 @@ func TestTokenRules(t *testing.T) {
 		{"iat now", hsHeader, rawClaims(fmt.Sprintf(`"iat":%d`, t0.Unix())), ""},
 		{"iat within the leeway", hsHeader, rawClaims(fmt.Sprintf(`"iat":%d`, t0.Add(59*time.Second).Unix())), ""},
 
-		{"exp a numeric string", hsHeader, fmt.Sprintf(`{"username":"rita","exp":"%d"}`, exp), api.MsgTokenExpNotNumeric},
-		{"exp null", hsHeader, `{"username":"rita","exp":null}`, api.MsgTokenExpNotNumeric},
-		{"exp an object", hsHeader, `{"username":"rita","exp":{}}`, api.MsgTokenExpNotNumeric},
-		{"nbf a numeric string", hsHeader, rawClaims(fmt.Sprintf(`"nbf":"%d"`, t0.Unix())), api.MsgTokenNbfNotNumeric},
-		{"nbf true", hsHeader, rawClaims(`"nbf":true`), api.MsgTokenNbfNotNumeric},
-		{"iat a numeric string", hsHeader, rawClaims(fmt.Sprintf(`"iat":"%d"`, t0.Unix())), api.MsgTokenIatNotNumeric},
-		{"iat an array", hsHeader, rawClaims(`"iat":[1]`), api.MsgTokenIatNotNumeric},
-		{"exp beyond float64", hsHeader, `{"username":"rita","exp":1e400}`, api.MsgTokenExpOutOfRange},
-		{"exp beyond year 9999", hsHeader, `{"username":"rita","exp":253402300800}`, api.MsgTokenExpOutOfRange},
-		{"nbf that would overflow into the past", hsHeader, rawClaims(`"nbf":1e19`), api.MsgTokenNbfOutOfRange},
-		{"iat that would overflow into the past", hsHeader, rawClaims(`"iat":-1e19`), api.MsgTokenIatOutOfRange},
+		{"exp a numeric string", hsHeader, fmt.Sprintf(`{"username":"rita","exp":"%d"}`, exp), auth.MsgTokenExpNotNumeric},
+		{"exp null", hsHeader, `{"username":"rita","exp":null}`, auth.MsgTokenExpNotNumeric},
+		{"exp an object", hsHeader, `{"username":"rita","exp":{}}`, auth.MsgTokenExpNotNumeric},
+		{"nbf a numeric string", hsHeader, rawClaims(fmt.Sprintf(`"nbf":"%d"`, t0.Unix())), auth.MsgTokenNbfNotNumeric},
+		{"nbf true", hsHeader, rawClaims(`"nbf":true`), auth.MsgTokenNbfNotNumeric},
+		{"iat a numeric string", hsHeader, rawClaims(fmt.Sprintf(`"iat":"%d"`, t0.Unix())), auth.MsgTokenIatNotNumeric},
+		{"iat an array", hsHeader, rawClaims(`"iat":[1]`), auth.MsgTokenIatNotNumeric},
+		{"exp beyond float64", hsHeader, `{"username":"rita","exp":1e400}`, auth.MsgTokenExpOutOfRange},
+		{"exp beyond year 9999", hsHeader, `{"username":"rita","exp":253402300800}`, auth.MsgTokenExpOutOfRange},
+		{"nbf that would overflow into the past", hsHeader, rawClaims(`"nbf":1e19`), auth.MsgTokenNbfOutOfRange},
+		{"iat that would overflow into the past", hsHeader, rawClaims(`"iat":-1e19`), auth.MsgTokenIatOutOfRange},
 
-		{"iat beyond the leeway", hsHeader, rawClaims(fmt.Sprintf(`"iat":%d`, t0.Add(61*time.Second).Unix())), api.MsgTokenIatInFuture},
-		{"iat a day ahead", hsHeader, rawClaims(fmt.Sprintf(`"iat":%d`, t0.Add(24*time.Hour).Unix())), api.MsgTokenIatInFuture},
+		{"iat beyond the leeway", hsHeader, rawClaims(fmt.Sprintf(`"iat":%d`, t0.Add(61*time.Second).Unix())), auth.MsgTokenIatInFuture},
+		{"iat a day ahead", hsHeader, rawClaims(fmt.Sprintf(`"iat":%d`, t0.Add(24*time.Hour).Unix())), auth.MsgTokenIatInFuture},
 
-		{"crit naming an extension", `{"alg":"HS256","crit":["b64"],"b64":false}`, rawClaims(""), api.MsgTokenCritUnsupported},
-		{"crit naming a registered parameter", `{"alg":"HS256","crit":["exp"],"exp":1}`, rawClaims(""), api.MsgTokenCritUnsupported},
-		{"crit empty", `{"alg":"HS256","crit":[]}`, rawClaims(""), api.MsgTokenCritMalformed},
-		{"crit a string", `{"alg":"HS256","crit":"b64"}`, rawClaims(""), api.MsgTokenCritMalformed},
-		{"crit with a number", `{"alg":"HS256","crit":[1]}`, rawClaims(""), api.MsgTokenCritMalformed},
-		{"crit null", `{"alg":"HS256","crit":null}`, rawClaims(""), api.MsgTokenCritMalformed},
+		{"crit naming an extension", `{"alg":"HS256","crit":["b64"],"b64":false}`, rawClaims(""), auth.MsgTokenCritUnsupported},
+		{"crit naming a registered parameter", `{"alg":"HS256","crit":["exp"],"exp":1}`, rawClaims(""), auth.MsgTokenCritUnsupported},
+		{"crit empty", `{"alg":"HS256","crit":[]}`, rawClaims(""), auth.MsgTokenCritMalformed},
+		{"crit a string", `{"alg":"HS256","crit":"b64"}`, rawClaims(""), auth.MsgTokenCritMalformed},
+		{"crit with a number", `{"alg":"HS256","crit":[1]}`, rawClaims(""), auth.MsgTokenCritMalformed},
+		{"crit null", `{"alg":"HS256","crit":null}`, rawClaims(""), auth.MsgTokenCritMalformed},
 
-		{"claim repeated, last one wins elsewhere", hsHeader, `{"username":"rita","realm":"other","realm":"ecmwf","roles":["reader"],"exp":` + fmt.Sprint(exp) + `}`, api.MsgTokenClaimsDuplicate},
-		{"claim repeated through an escape", hsHeader, rawClaims(`"re\u0061lm":"other"`), api.MsgTokenClaimsDuplicate},
-		{"exp repeated", hsHeader, rawClaims(`"exp":1`), api.MsgTokenClaimsDuplicate},
-		{"member repeated in attributes", hsHeader, rawClaims(`"attributes":{"team":"a","team":"b"}`), api.MsgTokenClaimsDuplicate},
-		{"member repeated in an array", hsHeader, rawClaims(`"x":[{"a":1,"a":2}]`), api.MsgTokenClaimsDuplicate},
-		{"header member repeated", `{"alg":"none","alg":"HS256"}`, rawClaims(""), api.MsgTokenHeaderDuplicate},
-		{"kid repeated", `{"alg":"HS256","kid":"a","kid":"b"}`, rawClaims(""), api.MsgTokenHeaderDuplicate},
+		{"claim repeated, last one wins elsewhere", hsHeader, `{"username":"rita","realm":"other","realm":"ecmwf","roles":["reader"],"exp":` + fmt.Sprint(exp) + `}`, auth.MsgTokenClaimsDuplicate},
+		{"claim repeated through an escape", hsHeader, rawClaims(`"re\u0061lm":"other"`), auth.MsgTokenClaimsDuplicate},
+		{"exp repeated", hsHeader, rawClaims(`"exp":1`), auth.MsgTokenClaimsDuplicate},
+		{"member repeated in attributes", hsHeader, rawClaims(`"attributes":{"team":"a","team":"b"}`), auth.MsgTokenClaimsDuplicate},
+		{"member repeated in an array", hsHeader, rawClaims(`"x":[{"a":1,"a":2}]`), auth.MsgTokenClaimsDuplicate},
+		{"header member repeated", `{"alg":"none","alg":"HS256"}`, rawClaims(""), auth.MsgTokenHeaderDuplicate},
+		{"kid repeated", `{"alg":"HS256","kid":"a","kid":"b"}`, rawClaims(""), auth.MsgTokenHeaderDuplicate},
 
-		{"claims not valid UTF-8", hsHeader, rawClaims("\"x\":\"\xff\""), handlers.MsgInvalidToken},
-		{"claims with trailing data", hsHeader, rawClaims("") + "{}", handlers.MsgInvalidToken},
-		{"header not an object", `["HS256"]`, rawClaims(""), handlers.MsgInvalidToken},
-		{"claims null", hsHeader, `null`, handlers.MsgInvalidToken},
+		{"claims not valid UTF-8", hsHeader, rawClaims("\"x\":\"\xff\""), auth.MsgInvalidToken},
+		{"claims with trailing data", hsHeader, rawClaims("") + "{}", auth.MsgInvalidToken},
+		{"header not an object", `["HS256"]`, rawClaims(""), auth.MsgInvalidToken},
+		{"claims null", hsHeader, `null`, auth.MsgInvalidToken},
 	}
 	tron := passThroughTron(t)
 	for _, mode := range []string{"trusted_proxy", "direct"} {
@@ -131,11 +129,11 @@ func TestClaimNamesAreExact(t *testing.T) {
 		status               int
 		msg                  string
 	}{
-		{"REALM does not override realm", rawClaims(`"REALM":"partners"`), "realm", 403, handlers.MsgNoReadRole},
-		{"REALM alone is no realm", fmt.Sprintf(`{"username":"rita","REALM":"ecmwf","roles":["reader"],"exp":%d}`, exp), "readers", 403, handlers.MsgNoReadRole},
-		{"role\u017f is not roles", fmt.Sprintf(`{"username":"rita","realm":"ecmwf","role\u017f":["reader"],"exp":%d}`, exp), "readers", 403, handlers.MsgNoReadRole},
-		{"USERNAME is not username", fmt.Sprintf(`{"USERNAME":"rita","exp":%d}`, exp), "any", 401, handlers.MsgMissingUserClaims},
-		{"EXP is not exp", `{"username":"rita","EXP":"9999999999"}`, "any", 401, handlers.MsgInvalidToken},
+		{"REALM does not override realm", rawClaims(`"REALM":"partners"`), "realm", 403, auth.MsgNoReadRole},
+		{"REALM alone is no realm", fmt.Sprintf(`{"username":"rita","REALM":"ecmwf","roles":["reader"],"exp":%d}`, exp), "readers", 403, auth.MsgNoReadRole},
+		{"role\u017f is not roles", fmt.Sprintf(`{"username":"rita","realm":"ecmwf","role\u017f":["reader"],"exp":%d}`, exp), "readers", 403, auth.MsgNoReadRole},
+		{"USERNAME is not username", fmt.Sprintf(`{"USERNAME":"rita","exp":%d}`, exp), "any", 401, auth.MsgMissingUserClaims},
+		{"EXP is not exp", `{"username":"rita","EXP":"9999999999"}`, "any", 401, auth.MsgInvalidToken},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/golang-jwt/jwt/v5"
 
-	"herald/handlers"
+	"herald/auth"
 	"herald/internal/browsertest"
 	"herald/server"
 )
@@ -371,7 +371,7 @@ func testAuth(t *testing.T, tab *browsertest.Tab) {
 	// Without a token: the server's refusal, shown by the form.
 	p.click("#watch-form button[type=submit]")
 	p.wait("the auth error", `!document.querySelector("#watch-form .form-error").hidden`)
-	if got := p.text("#watch-form .form-error"); got != "UNAUTHORIZED: "+handlers.MsgStreamAuthRequired {
+	if got := p.text("#watch-form .form-error"); got != "UNAUTHORIZED: "+auth.MsgStreamAuthRequired {
 		t.Errorf("without a token: %q", got)
 	}
 	p.shot("console-auth-1-no-token")
@@ -380,7 +380,7 @@ func testAuth(t *testing.T, tab *browsertest.Tab) {
 	p.set("#token", "not-a-token")
 	p.click("#token-use")
 	p.wait("the token refused", `document.querySelector("#auth-status").dataset.state === "error"`)
-	if got := p.text("#auth-status"); got != "UNAUTHORIZED: "+handlers.MsgInvalidToken {
+	if got := p.text("#auth-status"); got != "UNAUTHORIZED: "+auth.MsgInvalidToken {
 		t.Errorf("bad token: %q", got)
 	}
 
@@ -407,7 +407,7 @@ func testAuth(t *testing.T, tab *browsertest.Tab) {
 	// subscription cannot resume and says why, and a publish is refused.
 	p.click("#token-forget")
 	p.wait("s1 refused", `document.querySelector("#sub-s1").dataset.state === "error"`)
-	if got := p.text("#sub-s1 .sub-note"); got != "UNAUTHORIZED: "+handlers.MsgStreamAuthRequired {
+	if got := p.text("#sub-s1 .sub-note"); got != "UNAUTHORIZED: "+auth.MsgStreamAuthRequired {
 		t.Errorf("s1 after forgetting the token: %q", got)
 	}
 	p.click("#notify-form button[type=submit]")

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"herald/auth"
 	"io"
 	"log/slog"
 	"net"
@@ -24,8 +25,17 @@ import (
 )
 
 // ErrUnavailable reports that the destination lists could not be
-// fetched under the partial-outage policy (503).
-var ErrUnavailable = errors.New("ECPDS service is inaccessible")
+// fetched under the partial-outage policy (503). It wraps
+// auth.ErrUnavailable, the destination checker's.
+var ErrUnavailable error = unavailableError{}
+
+// unavailableError is ErrUnavailable.
+type unavailableError struct{}
+
+func (unavailableError) Error() string { return "ECPDS service is inaccessible" }
+
+// Unwrap returns auth.ErrUnavailable.
+func (unavailableError) Unwrap() error { return auth.ErrUnavailable }
 
 // DeniedError reports that a user's destination list does not hold
 // the requested destination (403).
@@ -40,6 +50,9 @@ type DeniedError struct {
 func (e *DeniedError) Error() string {
 	return "User '" + e.Username + "' does not have access to destination '" + e.Destination + "'"
 }
+
+// Unwrap returns auth.ErrDenied, the destination checker's denial.
+func (e *DeniedError) Unwrap() error { return auth.ErrDenied }
 
 // Fetch outcomes of one ECPDS server, named as the labels of Aviso's
 // aviso_ecpds_fetch_total metric (reference §18).

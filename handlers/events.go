@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"herald/api/httperr"
+	"herald/auth"
 	"herald/codec/jsonstr"
 	"herald/engine"
 )
@@ -52,7 +53,7 @@ func (h *Handlers) Events(w http.ResponseWriter, r *http.Request) {
 		httperr.WriteJSON(w, http.StatusBadRequest, httperr.ErrorBody{Code: notifyEndpoint.code, Error: notifyEndpoint.label, Message: msg, Details: "no payload codec", RequestID: id})
 		return
 	}
-	if !h.authorizeStream(w, r, set, s, OpWrite) {
+	if !h.authorizeStream(w, r, set, s, auth.OpWrite) {
 		return
 	}
 	p := s.Payload

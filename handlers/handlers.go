@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"herald/api/httperr"
+	"herald/auth"
 	"herald/configs"
 	"herald/engine"
 	"herald/notification"
@@ -49,10 +50,10 @@ type Settings struct {
 	Homepage HomepageSettings
 	// Auth is the authentication policy; the zero value (auth disabled)
 	// makes every stream public.
-	Auth AuthPolicy
+	Auth auth.Policy
 	// ECPDS checks destinations on streams using the ecpds plugin (an
 	// *ecpds.Client); nil when no `ecpds` block is configured.
-	ECPDS DestinationChecker
+	ECPDS auth.DestinationChecker
 	// CORSManaged tells the SSE writer that package api sets the CORS
 	// headers; otherwise event streams carry Aviso's
 	// `Access-Control-Allow-Origin: *`.
@@ -63,7 +64,7 @@ type Settings struct {
 	// Authenticate verifies the credentials of a WebSocket session's auth
 	// frame (an Authorization header value); nil when authentication is
 	// disabled.
-	Authenticate func(ctx context.Context, authorization string) (*Identity, *AuthError)
+	Authenticate func(ctx context.Context, authorization string) (*auth.Identity, *auth.Error)
 	// Session holds the limits of WebSocket sessions.
 	Session SessionSettings
 }

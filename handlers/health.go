@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"herald/api/httperr"
+	"herald/auth"
 	"herald/engine"
 )
 
@@ -199,7 +200,7 @@ func (h *Handlers) Home(w http.ResponseWriter, r *http.Request) {
 	var b bytes.Buffer
 	if err := homeTemplate.Execute(&b, data); err != nil {
 		h.log.Error("homepage failed to render", "error", err, "request_id", httperr.RequestID(r.Context()))
-		WriteInternalError(w, r, "the homepage failed to render")
+		auth.WriteInternalError(w, r, "the homepage failed to render")
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

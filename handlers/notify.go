@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"herald/api/httperr"
+	"herald/auth"
 	"herald/configs"
 	"herald/engine"
 	"herald/notification"
@@ -58,7 +59,7 @@ func (h *Handlers) Notify(w http.ResponseWriter, r *http.Request) {
 		writeRequestError(w, r, notifyEndpoint, err)
 		return
 	}
-	if !h.authorizeStream(w, r, set, s, OpWrite) {
+	if !h.authorizeStream(w, r, set, s, auth.OpWrite) {
 		return
 	}
 	n, err := h.buildNotification(r.Context(), s, req)

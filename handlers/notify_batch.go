@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"herald/api/httperr"
+	"herald/auth"
 	"herald/configs"
 	"herald/engine"
 	"herald/notification"
@@ -171,7 +172,7 @@ func (el *batchElement) refuse(err error) {
 // answers the whole request with the body Notify would give (Aviso's
 // messages, which the API documents as a closed list).
 func (h *Handlers) authorizeBatch(w http.ResponseWriter, r *http.Request, set *Settings, els []batchElement) bool {
-	id := IdentityFrom(r.Context())
+	id := auth.IdentityFrom(r.Context())
 	seen := map[*notification.Schema]bool{}
 	for i := range els {
 		s := els[i].schema
@@ -179,8 +180,8 @@ func (h *Handlers) authorizeBatch(w http.ResponseWriter, r *http.Request, set *S
 			continue
 		}
 		seen[s] = true
-		if e := set.Auth.DecideStream(streamAuth(s), id, OpWrite); e != nil {
-			WriteAuthError(w, r, set.Auth.Direct, e)
+		if e := set.Auth.DecideStream(s.Name, id, auth.OpWrite); e != nil {
+			auth.WriteError(w, r, set.Auth.Direct, e)
 			h.countBatchRefused(els, e.Kind.Code())
 			return false
 		}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"herald/auth"
 	"herald/notification"
 	"herald/stream"
 )
@@ -161,7 +162,7 @@ func eventTypeLabel(s *notification.Schema) string {
 }
 
 // streamUser is the user of a stream request ("" when anonymous).
-func streamUser(id *Identity) string {
+func streamUser(id *auth.Identity) string {
 	if id == nil {
 		return ""
 	}

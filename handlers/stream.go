@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"herald/api/httperr"
+	"herald/auth"
 	"herald/engine"
 	"herald/notification"
 	"herald/stream"
@@ -43,7 +44,7 @@ func (h *Handlers) serveStream(w http.ResponseWriter, r *http.Request, mode stre
 		writeRequestError(w, r, ep, err)
 		return
 	}
-	if !h.authorizeStream(w, r, set, s, OpRead) {
+	if !h.authorizeStream(w, r, set, s, auth.OpRead) {
 		return
 	}
 	if err := s.CheckSpatial(req.Identifier); err != nil {
@@ -87,7 +88,7 @@ func (h *Handlers) serveStream(w http.ResponseWriter, r *http.Request, mode stre
 	if mode == stream.Replay {
 		route = RouteReplay
 	}
-	obs := h.obs.Stream(StreamLabels{Transport: TransportSSE, Route: route, EventType: eventTypeLabel(s), User: streamUser(IdentityFrom(r.Context()))})
+	obs := h.obs.Stream(StreamLabels{Transport: TransportSSE, Route: route, EventType: eventTypeLabel(s), User: streamUser(auth.IdentityFrom(r.Context()))})
 	spec.Observer = obs
 	spec.Format = format
 	key, render := recordView(reg, view)

@@ -22,6 +22,7 @@ import (
 	"github.com/google/uuid"
 
 	"herald/api/httperr"
+	"herald/auth"
 	"herald/stream"
 )
 
@@ -46,15 +47,15 @@ func (h *Handlers) Session(w http.ResponseWriter, r *http.Request) {
 	}
 	if origin := r.Header.Get("Origin"); origin != "" && set.AllowedOrigins != nil &&
 		!slices.Contains(set.AllowedOrigins, "*") && !slices.Contains(set.AllowedOrigins, origin) && !sameOrigin(origin, r) {
-		WriteForbidden(w, r, "origin "+strconv.Quote(origin)+" is not in application.cors.allowed_origins")
+		auth.WriteForbidden(w, r, "origin "+strconv.Quote(origin)+" is not in application.cors.allowed_origins")
 		return
 	}
-	ident := IdentityFrom(r.Context())
+	ident := auth.IdentityFrom(r.Context())
 	var release func()
 	if ident != nil {
 		var ok bool
 		if release, ok = h.sessions.acquire(ident.Username, set.Session.MaxSessionsPerUser); !ok {
-			WriteTooManyStreams(w, r, sessionsLimitMessage(ident.Username, set.Session.MaxSessionsPerUser), 10*time.Second)
+			auth.WriteTooManyStreams(w, r, sessionsLimitMessage(ident.Username, set.Session.MaxSessionsPerUser), 10*time.Second)
 			return
 		}
 		defer release()
@@ -193,10 +194,10 @@ type session struct {
 	ctx context.Context
 	end func()
 
-	identity atomic.Pointer[Identity]
+	identity atomic.Pointer[auth.Identity]
 	// expired holds the identity whose credentials expired, once they
 	// have.
-	expired atomic.Pointer[Identity]
+	expired atomic.Pointer[auth.Identity]
 	// upgradeAuth: the upgrade carried credentials; authTried: an auth
 	// request (or any request) came, so auth is no longer allowed.
 	upgradeAuth bool
@@ -231,7 +232,7 @@ type closeReason struct {
 	reason string
 }
 
-func newSession(h *Handlers, set *Settings, c *websocket.Conn, reqID string, ident *Identity, upgradeAuth bool) *session {
+func newSession(h *Handlers, set *Settings, c *websocket.Conn, reqID string, ident *auth.Identity, upgradeAuth bool) *session {
 	s := &session{
 		h: h, set: set, conn: c, id: uuid.NewString(), reqID: reqID,
 		upgradeAuth: upgradeAuth,
@@ -334,7 +335,7 @@ func (s *session) close(code websocket.StatusCode, reason string) {
 // (reason unauthorized, with their resume ids); the session goes on
 // without credentials (requests that need them are refused, saying that
 // the credentials expired; a new connection with fresh ones resumes).
-func (s *session) expireCredentials(id *Identity) {
+func (s *session) expireCredentials(id *auth.Identity) {
 	until := id.ValidUntil()
 	if until.IsZero() {
 		return
@@ -361,18 +362,18 @@ func (s *session) expireCredentials(id *Identity) {
 }
 
 // expiredMessage says that id's credentials expired, and when.
-func expiredMessage(id *Identity) string {
+func expiredMessage(id *auth.Identity) string {
 	return "the session's credentials expired at " + id.ValidUntil().UTC().Format(time.RFC3339) +
-		" (the token's exp, " + id.Expires.UTC().Format(time.RFC3339) + ", plus " + TokenLeeway.String() +
+		" (the token's exp, " + id.Expires.UTC().Format(time.RFC3339) + ", plus " + auth.TokenLeeway.String() +
 		" of leeway for clock skew); reconnect with fresh ones"
 }
 
 // denial is the code and message of a refused access: once the
 // session's credentials have expired, a refusal for want of credentials
 // says so.
-func (s *session) denial(e *AuthError) (code, msg string) {
+func (s *session) denial(e *auth.Error) (code, msg string) {
 	code, msg = e.Kind.Code(), e.Message
-	if id := s.expired.Load(); id != nil && e.Kind == Unauthenticated && s.identity.Load() == nil {
+	if id := s.expired.Load(); id != nil && e.Kind == auth.Unauthenticated && s.identity.Load() == nil {
 		msg += ": " + expiredMessage(id)
 	}
 	return code, msg

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"herald/auth"
 	"herald/configs"
 	"herald/engine"
 	"herald/notification"
@@ -111,7 +112,7 @@ func (p *producers) open(req *request) {
 		s.send(s.replyError(req.id, code, msg))
 		return
 	}
-	if denied := set.Auth.DecideStream(streamAuth(sc), s.identity.Load(), OpWrite); denied != nil {
+	if denied := set.Auth.DecideStream(sc.Name, s.identity.Load(), auth.OpWrite); denied != nil {
 		code, msg := s.denial(denied)
 		s.send(s.replyError(req.id, code, msg))
 		return

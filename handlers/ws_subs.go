@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"herald/auth"
 	"herald/codec/jsonstr"
 	"herald/configs"
 	"herald/engine"
@@ -270,7 +271,7 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 		return
 	}
 	ident := s.identity.Load()
-	if denied := set.Auth.DecideStream(streamAuth(sc), ident, OpRead); denied != nil {
+	if denied := set.Auth.DecideStream(sc.Name, ident, auth.OpRead); denied != nil {
 		fail(s.denial(denied))
 		return
 	}
@@ -352,7 +353,7 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 	sub.overhead = len(sub.frameHeader(nil, stream.History)) + len("]}")
 	opened := make(chan error, 1)
 	sub.opened = opened
-	sub.needsAuth = set.Auth.DecideStream(streamAuth(sc), nil, OpRead) != nil
+	sub.needsAuth = set.Auth.DecideStream(sc.Name, nil, auth.OpRead) != nil
 	s.running++
 	s.subsWG.Add(1)
 	s.mu.Unlock()
@@ -753,8 +754,8 @@ func (s *session) notify(req *request) {
 	set := s.h.Settings()
 	body := requestBody(req.members, "event_type", "identifier", "payload")
 	id, code, msg := s.h.notifyOne(s.ctx, set, body, s.identity.Load(), s.id)
-	if code == Unauthenticated.Code() {
-		_, msg = s.denial(&AuthError{Kind: Unauthenticated, Message: msg})
+	if code == auth.Unauthenticated.Code() {
+		_, msg = s.denial(&auth.Error{Kind: auth.Unauthenticated, Message: msg})
 	}
 	if code != "" {
 		s.send(s.replyError(req.id, code, msg))
@@ -765,7 +766,7 @@ func (s *session) notify(req *request) {
 
 // notifyOne validates and stores one notify request body for a user: the
 // notification id, or the error code and message.
-func (h *Handlers) notifyOne(ctx context.Context, set *Settings, body []byte, ident *Identity, reqID string) (id, code, msg string) {
+func (h *Handlers) notifyOne(ctx context.Context, set *Settings, body []byte, ident *auth.Identity, reqID string) (id, code, msg string) {
 	var sc *notification.Schema
 	if h.observing {
 		defer func(start time.Time) {
@@ -788,7 +789,7 @@ func (h *Handlers) notifyOne(ctx context.Context, set *Settings, body []byte, id
 		return "", code, msg
 	}
 	if _, ok := req.Identifier[configs.FieldPoint]; !ok {
-		if denied := set.Auth.DecideStream(streamAuth(sc), ident, OpWrite); denied != nil {
+		if denied := set.Auth.DecideStream(sc.Name, ident, auth.OpWrite); denied != nil {
 			return "", denied.Kind.Code(), denied.Message
 		}
 	}

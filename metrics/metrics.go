@@ -5,7 +5,7 @@
 // /metrics. The packages that do the work report through small observer
 // interfaces they define themselves (engine.OpObserver,
 // jetstream.Observer, stream.Observer, handlers.Observer,
-// api.AuthObserver, ecpds.Observer) with no-op defaults; Metrics
+// auth.Observer, ecpds.Observer) with no-op defaults; Metrics
 // implements them. The log's OTLP export, which starts before the
 // metrics, keeps its own counts, which Metrics reads (OTLPCounts).
 // Package server wires it.
@@ -441,7 +441,7 @@ func (m *Metrics) CodecDecodeError(codec string) { m.codecErrors.WithLabelValues
 // CodecBusy implements handlers.CodecObserver.
 func (m *Metrics) CodecBusy(codec string) { m.codecBusy.WithLabelValues(codec).Inc() }
 
-// AuthAttempt implements api.AuthObserver.
+// AuthAttempt implements auth.Observer.
 func (m *Metrics) AuthAttempt(mode, outcome string) {
 	m.authRequests.WithLabelValues(mode, outcome).Inc()
 }

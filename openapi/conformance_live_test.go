@@ -28,6 +28,7 @@ import (
 	"github.com/coder/websocket"
 
 	"herald/api"
+	"herald/auth"
 	"herald/configs"
 	"herald/engine"
 	"herald/handlers"
@@ -304,14 +305,14 @@ func TestContentEncodingAnswersMatchDocument(t *testing.T) {
 // headers to every route that authenticates, in both modes.
 func TestDuplicateAuthorizationMatchesDocument(t *testing.T) {
 	routes := append(append([]target{sessionRoute}, streamRoute...), adminRoutes...)
-	for _, mode := range []string{api.ModeTrustedProxy, api.ModeDirect} {
+	for _, mode := range []string{auth.ModeTrustedProxy, auth.ModeDirect} {
 		h := authRouter(t, mode, "http://127.0.0.1:1", nil)
 		for _, tg := range routes {
 			req := httptest.NewRequest(tg.method, tg.path, strings.NewReader(`{}`))
 			req.Header["Authorization"] = []string{"Bearer " + token(map[string]any{"username": "bob", "exp": exp()}), "Bearer other"}
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
-			check(t, rec, tg.method, tg.docPath, answer{400, "INVALID_AUTHORIZATION_HEADER", api.MsgDuplicateAuthorization, nil, ""})
+			check(t, rec, tg.method, tg.docPath, answer{400, "INVALID_AUTHORIZATION_HEADER", auth.MsgDuplicateAuthorization, nil, ""})
 			sameAsExample(t, reply{rec.Code, rec.Header(), rec.Body.Bytes()}, tg.method, tg.docPath, "duplicate_authorization", nil)
 		}
 	}
@@ -753,7 +754,7 @@ func TestSessionAnswersMatchDocument(t *testing.T) {
 	}
 
 	// The per-user session limit, for a user authenticated on the upgrade.
-	auth, err := api.NewAuthenticator(api.AuthOptions{Config: api.AuthConfig{Enabled: true, Mode: api.ModeTrustedProxy, JWTSecret: secret}})
+	auth, err := auth.NewAuthenticator(auth.Options{Config: auth.Config{Enabled: true, Mode: auth.ModeTrustedProxy, JWTSecret: secret}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"herald/api"
-	"herald/configs"
+	"herald/auth"
 	"herald/ecpds"
 	"herald/handlers"
 	"herald/openapi"
@@ -143,7 +143,7 @@ func rawToken(claims string) string {
 
 func authRouter(t *testing.T, mode, tronURL string, limits *api.StreamLimiter) http.Handler {
 	t.Helper()
-	auth, err := api.NewAuthenticator(api.AuthOptions{Config: api.AuthConfig{
+	auth, err := auth.NewAuthenticator(auth.Options{Config: auth.Config{
 		Enabled: true, Mode: mode, AuthOTronURL: tronURL, JWTSecret: secret, Timeout: 2 * time.Second,
 		AdminRoles: map[string][]string{"ecmwf": {"admin"}},
 	}})
@@ -171,19 +171,19 @@ func TestAuthenticationAnswersMatchDocument(t *testing.T) {
 	bearerBasic := []string{"Bearer", "Basic"}
 
 	t.Run("trusted_proxy", func(t *testing.T) {
-		h := authRouter(t, api.ModeTrustedProxy, "", nil)
+		h := authRouter(t, auth.ModeTrustedProxy, "", nil)
 		cases := []struct {
 			authorization *string
 			want          answer
 			streams       bool // also on notify, watch and replay
 		}{
-			{nil, answer{401, "UNAUTHORIZED", handlers.MsgHeaderRequired, bearer, ""}, false},
+			{nil, answer{401, "UNAUTHORIZED", auth.MsgHeaderRequired, bearer, ""}, false},
 			{ptr("Basic Ym9iOnB3"), answer{401, "UNAUTHORIZED", "Authorization header must use Bearer token", bearer, ""}, false},
-			{ptr("Bearer not.a.jwt"), answer{401, "UNAUTHORIZED", handlers.MsgInvalidToken, bearer, ""}, true},
-			{&noUser, answer{401, "UNAUTHORIZED", handlers.MsgMissingUserClaims, bearer, ""}, true},
-			{&twice, answer{401, "UNAUTHORIZED", api.MsgTokenClaimsDuplicate, bearer, ""}, true},
-			{&textExp, answer{401, "UNAUTHORIZED", api.MsgTokenExpNotNumeric, bearer, ""}, true},
-			{&bob, answer{403, "FORBIDDEN", handlers.MsgNoAdminRole, nil, ""}, false},
+			{ptr("Bearer not.a.jwt"), answer{401, "UNAUTHORIZED", auth.MsgInvalidToken, bearer, ""}, true},
+			{&noUser, answer{401, "UNAUTHORIZED", auth.MsgMissingUserClaims, bearer, ""}, true},
+			{&twice, answer{401, "UNAUTHORIZED", auth.MsgTokenClaimsDuplicate, bearer, ""}, true},
+			{&textExp, answer{401, "UNAUTHORIZED", auth.MsgTokenExpNotNumeric, bearer, ""}, true},
+			{&bob, answer{403, "FORBIDDEN", auth.MsgNoAdminRole, nil, ""}, false},
 		}
 		for _, c := range cases {
 			for _, tg := range adminRoutes {
@@ -211,20 +211,20 @@ func TestAuthenticationAnswersMatchDocument(t *testing.T) {
 			}
 		}))
 		defer tron.Close()
-		h := authRouter(t, api.ModeDirect, tron.URL, nil)
+		h := authRouter(t, auth.ModeDirect, tron.URL, nil)
 		cases := []struct {
 			authorization *string
 			want          answer
 			streams       bool
 		}{
-			{nil, answer{401, "UNAUTHORIZED", handlers.MsgHeaderRequired, bearerBasic, ""}, false},
+			{nil, answer{401, "UNAUTHORIZED", auth.MsgHeaderRequired, bearerBasic, ""}, false},
 			{ptr("   "), answer{401, "UNAUTHORIZED", "Authorization header cannot be empty", bearerBasic, ""}, false},
 			{ptr("Token abc"), answer{401, "UNAUTHORIZED", "Authorization header must use Bearer or Basic scheme", bearerBasic, ""}, false},
 			{ptr("Bearer \x01"), answer{401, "UNAUTHORIZED", "Authorization header is not valid UTF-8", bearerBasic, ""}, false},
-			{ptr("Bearer bad"), answer{401, "UNAUTHORIZED", handlers.MsgInvalidToken, bearerBasic, ""}, true},
-			{ptr("Bearer deny"), answer{403, "FORBIDDEN", handlers.MsgTokenDenied, nil, ""}, true},
-			{ptr("Bearer down"), answer{503, "SERVICE_UNAVAILABLE", handlers.MsgAuthUnavailable, nil, "5"}, true},
-			{ptr("Basic Ym9iOnB3"), answer{403, "FORBIDDEN", handlers.MsgNoAdminRole, nil, ""}, false},
+			{ptr("Bearer bad"), answer{401, "UNAUTHORIZED", auth.MsgInvalidToken, bearerBasic, ""}, true},
+			{ptr("Bearer deny"), answer{403, "FORBIDDEN", auth.MsgTokenDenied, nil, ""}, true},
+			{ptr("Bearer down"), answer{503, "SERVICE_UNAVAILABLE", auth.MsgAuthUnavailable, nil, "5"}, true},
+			{ptr("Basic Ym9iOnB3"), answer{403, "FORBIDDEN", auth.MsgNoAdminRole, nil, ""}, false},
 		}
 		for _, c := range cases {
 			for _, tg := range adminRoutes {
@@ -262,7 +262,7 @@ func TestStreamLimitAnswersMatchDocument(t *testing.T) {
 				lim := api.NewStreamLimiter(c.opts)
 				var h http.Handler
 				if c.auth {
-					h = authRouter(t, api.ModeTrustedProxy, "", lim)
+					h = authRouter(t, auth.ModeTrustedProxy, "", lim)
 				} else {
 					h = api.NewRouter(api.Options{Handlers: handlers.New(handlers.Options{}), Limits: lim})
 				}
@@ -309,37 +309,37 @@ func TestHandlerAuthAnswersMatchDocument(t *testing.T) {
 
 	// The role matrix, every combination: each refusal must be documented
 	// on the routes of its operation, in both auth modes.
-	yes, no := true, false
 	reader := map[string][]string{"ecmwf": {"reader"}}
 	writer := map[string][]string{"ecmwf": {"writer"}}
-	blocks := []*configs.StreamAuth{nil, {Required: &no}}
-	for _, rr := range []map[string][]string{nil, reader} {
-		for _, wr := range []map[string][]string{nil, writer} {
-			blocks = append(blocks, &configs.StreamAuth{Required: &yes, ReadRoles: rr, WriteRoles: wr})
+	blocks := []*auth.StreamRules{nil, {Required: false}}
+	for _, rr := range []auth.RoleMap{nil, reader} {
+		for _, wr := range []auth.RoleMap{nil, writer} {
+			blocks = append(blocks, &auth.StreamRules{Required: true, ReadRoles: rr, WriteRoles: wr})
 		}
 	}
-	ids := []*handlers.Identity{nil}
+	ids := []*auth.Identity{nil}
 	for _, roles := range [][]string{nil, {"reader"}, {"writer"}, {"admin"}} {
-		ids = append(ids, &handlers.Identity{Username: "bob", Realm: "ecmwf", Roles: roles})
+		ids = append(ids, &auth.Identity{Username: "bob", Realm: "ecmwf", Roles: roles})
 	}
 	seen := map[string]bool{}
-	for _, mode := range []string{api.ModeTrustedProxy, api.ModeDirect} {
-		policy := handlers.AuthPolicy{Enabled: true, Direct: mode == api.ModeDirect, Admins: handlers.RoleMap{"ecmwf": {"admin"}}}
+	for _, mode := range []string{auth.ModeTrustedProxy, auth.ModeDirect} {
+		policy := auth.Policy{Enabled: true, Direct: mode == auth.ModeDirect, Admins: auth.RoleMap{"ecmwf": {"admin"}}}
 		www := []string{"Bearer"}
 		if policy.Direct {
 			www = append(www, "Basic")
 		}
 		for _, sa := range blocks {
 			for _, id := range ids {
-				for _, op := range []handlers.Operation{handlers.OpRead, handlers.OpWrite} {
-					denied := policy.DecideStream(sa, id, op)
+				for _, op := range []auth.Operation{auth.OpRead, auth.OpWrite} {
+					policy.Streams = map[string]*auth.StreamRules{"s": sa}
+					denied := policy.DecideStream("s", id, op)
 					if denied == nil {
 						continue
 					}
 					status, msg := denied.Kind.Status(), denied.Message
 					seen[msg] = true
 					targets := []target{watchRoute, replayRoute}
-					if op == handlers.OpWrite {
+					if op == auth.OpWrite {
 						targets = []target{notifyRoute, batchRoute}
 					}
 					for _, tg := range targets {
@@ -347,10 +347,10 @@ func TestHandlerAuthAnswersMatchDocument(t *testing.T) {
 						want := answer{status: status, message: msg}
 						switch status {
 						case http.StatusUnauthorized:
-							rec = writeOn(func(w http.ResponseWriter, r *http.Request) { handlers.WriteUnauthorized(w, r, policy.Direct, msg) }, tg)
+							rec = writeOn(func(w http.ResponseWriter, r *http.Request) { auth.WriteUnauthorized(w, r, policy.Direct, msg) }, tg)
 							want.code, want.www = "UNAUTHORIZED", www
 						case http.StatusForbidden:
-							rec = writeOn(func(w http.ResponseWriter, r *http.Request) { handlers.WriteForbidden(w, r, msg) }, tg)
+							rec = writeOn(func(w http.ResponseWriter, r *http.Request) { auth.WriteForbidden(w, r, msg) }, tg)
 							want.code = "FORBIDDEN"
 						default:
 							t.Fatalf("DecideStream answered %d %q", status, msg)
@@ -361,7 +361,7 @@ func TestHandlerAuthAnswersMatchDocument(t *testing.T) {
 			}
 		}
 	}
-	for _, msg := range []string{handlers.MsgStreamAuthRequired, handlers.MsgNoReadRole, handlers.MsgNoWriteRole, handlers.MsgAdminsOnlyWrite} {
+	for _, msg := range []string{auth.MsgStreamAuthRequired, auth.MsgNoReadRole, auth.MsgNoWriteRole, auth.MsgAdminsOnlyWrite} {
 		if !seen[msg] {
 			t.Errorf("the role matrix never answered %q", msg)
 		}
@@ -371,19 +371,19 @@ func TestHandlerAuthAnswersMatchDocument(t *testing.T) {
 	ecpds := []answer{
 		{403, "FORBIDDEN", (&ecpds.DeniedError{Username: "alice", Destination: "CIP"}).Error(), nil, ""},
 		{403, "FORBIDDEN", "Required field 'destination' not found in request identifiers", nil, ""},
-		{503, "SERVICE_UNAVAILABLE", handlers.MsgECPDSUnavailable, nil, strconv.Itoa(handlers.RetryAfterUnavailable)},
-		{500, "INTERNAL_ERROR", handlers.MsgServerMisconfigured, nil, ""},
-		{500, "INTERNAL_ERROR", handlers.MsgECPDSUnexpectedError, nil, ""},
+		{503, "SERVICE_UNAVAILABLE", auth.MsgECPDSUnavailable, nil, strconv.Itoa(auth.RetryAfterUnavailable)},
+		{500, "INTERNAL_ERROR", auth.MsgServerMisconfigured, nil, ""},
+		{500, "INTERNAL_ERROR", auth.MsgECPDSUnexpectedError, nil, ""},
 	}
 	for _, want := range ecpds {
 		write := func(w http.ResponseWriter, r *http.Request) {
 			switch want.status {
 			case http.StatusForbidden:
-				handlers.WriteForbidden(w, r, want.message)
+				auth.WriteForbidden(w, r, want.message)
 			case http.StatusServiceUnavailable:
-				handlers.WriteUnavailable(w, r, want.message)
+				auth.WriteUnavailable(w, r, want.message)
 			default:
-				handlers.WriteInternalError(w, r, want.message)
+				auth.WriteInternalError(w, r, want.message)
 			}
 		}
 		for _, tg := range []target{watchRoute, replayRoute} {
@@ -414,15 +414,15 @@ func TestCheckResponseRejects(t *testing.T) {
 		body   []byte
 	}{
 		{"undocumented status", "/api/v1/notification", 429, hdr("Retry-After", "10"), body("TOO_MANY_STREAMS", "too_many_requests", "x")},
-		{"no WWW-Authenticate", "/api/v1/notification", 401, hdr(), body("UNAUTHORIZED", "unauthorized", handlers.MsgInvalidToken)},
-		{"bad WWW-Authenticate", "/api/v1/notification", 401, hdr("WWW-Authenticate", "Digest"), body("UNAUTHORIZED", "unauthorized", handlers.MsgInvalidToken)},
-		{"admin message on a stream", "/api/v1/watch", 401, hdr("WWW-Authenticate", "Bearer"), body("UNAUTHORIZED", "unauthorized", handlers.MsgHeaderRequired)},
-		{"write message on a read", "/api/v1/watch", 403, hdr(), body("FORBIDDEN", "forbidden", handlers.MsgNoWriteRole)},
-		{"no Retry-After", "/api/v1/watch", 503, hdr(), body("SERVICE_UNAVAILABLE", "service_unavailable", handlers.MsgECPDSUnavailable)},
+		{"no WWW-Authenticate", "/api/v1/notification", 401, hdr(), body("UNAUTHORIZED", "unauthorized", auth.MsgInvalidToken)},
+		{"bad WWW-Authenticate", "/api/v1/notification", 401, hdr("WWW-Authenticate", "Digest"), body("UNAUTHORIZED", "unauthorized", auth.MsgInvalidToken)},
+		{"admin message on a stream", "/api/v1/watch", 401, hdr("WWW-Authenticate", "Bearer"), body("UNAUTHORIZED", "unauthorized", auth.MsgHeaderRequired)},
+		{"write message on a read", "/api/v1/watch", 403, hdr(), body("FORBIDDEN", "forbidden", auth.MsgNoWriteRole)},
+		{"no Retry-After", "/api/v1/watch", 503, hdr(), body("SERVICE_UNAVAILABLE", "service_unavailable", auth.MsgECPDSUnavailable)},
 		{"Retry-After not a number", "/api/v1/watch", 429, hdr("Retry-After", "soon"), body("TOO_MANY_STREAMS", "too_many_requests", "user 'bob' already has 1 open streams, the limit; close one or retry later")},
-		{"undocumented Retry-After", "/api/v1/admin/wipe/all", 403, hdr("Retry-After", "5"), body("FORBIDDEN", "forbidden", handlers.MsgNoAdminRole)},
+		{"undocumented Retry-After", "/api/v1/admin/wipe/all", 403, hdr("Retry-After", "5"), body("FORBIDDEN", "forbidden", auth.MsgNoAdminRole)},
 		{"details on an auth body", "/api/v1/admin/wipe/all", 403, hdr(),
-			[]byte(`{"code":"FORBIDDEN","error":"forbidden","message":"` + handlers.MsgNoAdminRole + `","details":"x","request_id":"` + rid + `"}`)},
+			[]byte(`{"code":"FORBIDDEN","error":"forbidden","message":"` + auth.MsgNoAdminRole + `","details":"x","request_id":"` + rid + `"}`)},
 		{"plain text on a JSON answer", "/api/v1/notification", 413, http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "X-Request-Id": {rid}},
 			[]byte("request body too large\n")},
 		{"405 without Allow", "/api/v1/watch", 405, hdr(), body("METHOD_NOT_ALLOWED", "method_not_allowed", "method POST is not allowed on /api/v1/watch; allowed: POST")},

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"herald/api"
+	"herald/auth"
 	"herald/codec/catalog"
 	"herald/codec/ddl"
 	"herald/codec/resource"
@@ -54,7 +55,7 @@ type Runtime struct {
 	// Auth authenticates requests; CORS is the cross-origin policy (nil
 	// without a cors block); ECPDS checks destinations (nil without an
 	// ecpds block).
-	Auth  *api.Authenticator
+	Auth  *auth.Authenticator
 	CORS  *api.CORS
 	ECPDS *ecpds.Client
 	// Limits are the concurrent-stream limits.
@@ -76,7 +77,7 @@ type RuntimeOptions struct {
 	AuthNow, ECPDSNow func() time.Time
 	// AuthObserver and ECPDSObserver are told the authentication attempts
 	// and the ECPDS lookups (metrics); nil records nothing.
-	AuthObserver  api.AuthObserver
+	AuthObserver  auth.Observer
 	ECPDSObserver ecpds.Observer
 }
 
@@ -108,7 +109,7 @@ func NewRuntime(cfg *configs.Config, opts RuntimeOptions, reuse *Runtime) (*Runt
 		Workers: rt.Workers, Logger: log.With("component", "codec")}); err != nil {
 		return nil, err
 	}
-	if rt.Auth, err = api.NewAuthenticator(api.AuthOptions{Config: authConfig(cfg.Auth), HTTPClient: opts.HTTPClient,
+	if rt.Auth, err = auth.NewAuthenticator(auth.Options{Config: authConfig(cfg.Auth), HTTPClient: opts.HTTPClient,
 		Now: opts.AuthNow, Logger: log.With("component", "auth"), Observer: opts.AuthObserver}); err != nil {
 		return nil, err
 	}
@@ -143,7 +144,7 @@ func NewRuntime(cfg *configs.Config, opts RuntimeOptions, reuse *Runtime) (*Runt
 		ReadBodyTimeout: time.Duration(cfg.Application.ReadBodyTimeoutSec) * time.Second,
 		StaticFilesPath: cfg.Application.StaticFilesPath,
 		Homepage:        homepageSettings(cfg),
-		Auth:            rt.Auth.Policy(),
+		Auth:            streamPolicy(rt.Auth.Policy(), cfg),
 		CORSManaged:     rt.CORS != nil,
 		Session: handlers.SessionSettings{
 			MaxSubscriptions: cfg.Session.MaxSubscriptions, MaxProducers: cfg.Session.MaxProducers,
@@ -205,12 +206,12 @@ func ecpdsConfig(e configs.ECPDS) ecpds.Config {
 }
 
 // authConfig is the api setting of an `auth` block.
-func authConfig(a configs.Auth) api.AuthConfig {
-	mode := api.ModeDirect
+func authConfig(a configs.Auth) auth.Config {
+	mode := auth.ModeDirect
 	if a.Mode == configs.AuthModeTrustedProxy {
-		mode = api.ModeTrustedProxy
+		mode = auth.ModeTrustedProxy
 	}
-	return api.AuthConfig{Enabled: a.Enabled, Mode: mode, AuthOTronURL: a.AuthOTronURL, JWTSecret: a.JWTSecret,
+	return auth.Config{Enabled: a.Enabled, Mode: mode, AuthOTronURL: a.AuthOTronURL, JWTSecret: a.JWTSecret,
 		JWKSFile: a.JWKSFile, AdminRoles: a.AdminRoles, Timeout: time.Duration(a.TimeoutMs) * time.Millisecond}
 }
 
@@ -306,4 +307,22 @@ func LoadCodecs(c *configs.Codecs) (*catalog.Catalog, int, error) {
 		return nil, 0, fmt.Errorf("%s: %w", c.Definitions, err)
 	}
 	return cat, len(results), nil
+}
+
+// streamPolicy adds to the authentication policy the access rules of each
+// event type that has an auth block.
+func streamPolicy(p auth.Policy, cfg *configs.Config) auth.Policy {
+	p.Streams = map[string]*auth.StreamRules{}
+	for _, s := range cfg.NotificationSchema {
+		if s.Auth == nil {
+			continue
+		}
+		p.Streams[s.Name] = &auth.StreamRules{
+			Required:   s.Auth.Required != nil && *s.Auth.Required,
+			ReadRoles:  auth.RoleMap(s.Auth.ReadRoles),
+			WriteRoles: auth.RoleMap(s.Auth.WriteRoles),
+			Plugins:    s.Auth.Plugins,
+		}
+	}
+	return p
 }

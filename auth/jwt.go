@@ -1,4 +1,4 @@
-package api
+package auth
 
 import (
 	"errors"
@@ -8,14 +8,12 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/golang-jwt/jwt/v5"
-
-	"herald/handlers"
 )
 
 // JWTLeeway is the clock skew allowed on exp, as in Aviso, and on nbf
-// and iat: handlers.TokenLeeway, the rule a WebSocket session's expiry
+// and iat: TokenLeeway, the rule a WebSocket session's expiry
 // applies as well.
-const JWTLeeway = handlers.TokenLeeway
+const JWTLeeway = TokenLeeway
 
 // Errors of token verification.
 var (
@@ -149,7 +147,7 @@ func (v *Verifier) key(t *jwt.Token) (any, error) {
 // Verify checks a token and returns its user. Errors wrap
 // ErrInvalidToken or ErrMissingUserClaims; a token refused by one of
 // herald's own rules also wraps a *TokenRuleError naming the rule.
-func (v *Verifier) Verify(token string) (*handlers.Identity, error) {
+func (v *Verifier) Verify(token string) (*Identity, error) {
 	if err := checkTokenJSON(token); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidToken, err)
 	}
@@ -160,7 +158,7 @@ func (v *Verifier) Verify(token string) (*handlers.Identity, error) {
 		}
 		return nil, fmt.Errorf("%w: %w", ErrInvalidToken, err)
 	}
-	id := &handlers.Identity{Roles: c.Roles, Attributes: c.Attributes}
+	id := &Identity{Roles: c.Roles, Attributes: c.Attributes}
 	switch {
 	case c.Username != nil && *c.Username != "":
 		id.Username = *c.Username

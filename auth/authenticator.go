@@ -1,4 +1,4 @@
-package api
+package auth
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"herald/api/httperr"
-	"herald/handlers"
 )
 
 // Authentication modes (auth.mode).
@@ -19,8 +18,8 @@ const (
 	ModeTrustedProxy = "trusted_proxy"
 )
 
-// AuthConfig is the authentication setting (the `auth` block).
-type AuthConfig struct {
+// Config is the authentication setting (the `auth` block).
+type Config struct {
 	// Enabled turns authentication on; off, everything is public.
 	Enabled bool
 	// Mode is ModeDirect or ModeTrustedProxy.
@@ -36,10 +35,10 @@ type AuthConfig struct {
 	Timeout time.Duration
 }
 
-// AuthOptions configure authentication.
-type AuthOptions struct {
+// Options configure authentication.
+type Options struct {
 	// Config is the validated authentication setting.
-	Config AuthConfig
+	Config Config
 	// HTTPClient calls auth-o-tron (mode direct); nil means a client that
 	// follows no redirects. auth.timeout_ms bounds every call either way.
 	HTTPClient *http.Client
@@ -50,23 +49,23 @@ type AuthOptions struct {
 	Logger *slog.Logger
 	// Observer is told each authentication attempt (metrics); nil
 	// records nothing.
-	Observer AuthObserver
+	Observer Observer
 }
 
 // Authentication outcomes, as the metrics label them (Aviso's
 // aviso_auth_requests_total).
 const (
-	AuthSuccess            = "success"
-	AuthUnauthorized       = "unauthorized"
-	AuthForbidden          = "forbidden"
-	AuthServiceUnavailable = "service_unavailable"
+	OutcomeSuccess            = "success"
+	OutcomeUnauthorized       = "unauthorized"
+	OutcomeForbidden          = "forbidden"
+	OutcomeServiceUnavailable = "service_unavailable"
 )
 
-// AuthObserver is told the outcome of each authentication attempt: a
+// Observer is told the outcome of each authentication attempt: a
 // request that presented credentials (or an admin request without), and
 // a WebSocket session's auth frame. A request without credentials on a
 // stream route is no attempt; nor is a 400 for a repeated header.
-type AuthObserver interface {
+type Observer interface {
 	AuthAttempt(mode, outcome string)
 }
 
@@ -79,35 +78,35 @@ func (noAuthObserver) AuthAttempt(string, string) {}
 func outcomeOf(status int) string {
 	switch status {
 	case http.StatusUnauthorized:
-		return AuthUnauthorized
+		return OutcomeUnauthorized
 	case http.StatusForbidden:
-		return AuthForbidden
+		return OutcomeForbidden
 	case http.StatusServiceUnavailable:
-		return AuthServiceUnavailable
+		return OutcomeServiceUnavailable
 	}
 	return ""
 }
 
-// Authenticator turns the Authorization header into a handlers.Identity
+// Authenticator turns the Authorization header into a Identity
 // (reference §13): in mode trusted_proxy by verifying a Bearer JWT
 // locally, in mode direct by asking auth-o-tron for a JWT and verifying
 // that. Create it with NewAuthenticator.
 type Authenticator struct {
-	policy   handlers.AuthPolicy
+	policy   Policy
 	mode     string
 	verifier *Verifier
 	tron     *AuthOTron
 	log      *slog.Logger
-	obs      AuthObserver
+	obs      Observer
 }
 
 // NewAuthenticator returns the authenticator of an `auth` block. With
 // auth disabled it lets every request through unauthenticated; otherwise
 // it fails when the block cannot verify tokens (no secret and no JWKS
 // file, or a JWKS file that does not load).
-func NewAuthenticator(opts AuthOptions) (*Authenticator, error) {
+func NewAuthenticator(opts Options) (*Authenticator, error) {
 	c := opts.Config
-	policy := handlers.AuthPolicy{Enabled: c.Enabled, Direct: c.Mode == ModeDirect, Admins: handlers.RoleMap(c.AdminRoles)}
+	policy := Policy{Enabled: c.Enabled, Direct: c.Mode == ModeDirect, Admins: RoleMap(c.AdminRoles)}
 	a := &Authenticator{policy: policy, mode: c.Mode, log: opts.Logger, obs: opts.Observer}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
@@ -133,7 +132,7 @@ func NewAuthenticator(opts AuthOptions) (*Authenticator, error) {
 }
 
 // Policy is the authorisation policy the handlers apply per stream.
-func (a *Authenticator) Policy() handlers.AuthPolicy { return a.policy }
+func (a *Authenticator) Policy() Policy { return a.policy }
 
 // MsgDuplicateAuthorization is the message of the 400 answer to a request
 // with more than one Authorization header: a proxy in front of herald may
@@ -161,11 +160,11 @@ func (a *Authenticator) write(w http.ResponseWriter, r *http.Request, f *failure
 			RequestID: httperr.RequestID(r.Context()),
 		})
 	case http.StatusUnauthorized:
-		handlers.WriteUnauthorized(w, r, a.policy.Direct, f.msg)
+		WriteUnauthorized(w, r, a.policy.Direct, f.msg)
 	case http.StatusForbidden:
-		handlers.WriteForbidden(w, r, f.msg)
+		WriteForbidden(w, r, f.msg)
 	default:
-		handlers.WriteUnavailable(w, r, f.msg)
+		WriteUnavailable(w, r, f.msg)
 	}
 }
 
@@ -173,7 +172,7 @@ func (a *Authenticator) write(w http.ResponseWriter, r *http.Request, f *failure
 // request without usable credentials on a non-admin route (a malformed
 // header counts as none there); a well-formed header is always verified.
 // More than one Authorization header is a 400 on every route.
-func (a *Authenticator) resolve(r *http.Request, admin bool) (*handlers.Identity, *failure) {
+func (a *Authenticator) resolve(r *http.Request, admin bool) (*Identity, *failure) {
 	values := r.Header.Values("Authorization")
 	switch {
 	case len(values) == 0:
@@ -188,7 +187,7 @@ func (a *Authenticator) resolve(r *http.Request, admin bool) (*handlers.Identity
 // session's auth frame carries it instead of the upgrade request): the
 // identity, or the refusal with its kind. With authentication disabled
 // it returns nil, nil.
-func (a *Authenticator) Authenticate(ctx context.Context, authorization string) (*handlers.Identity, *handlers.AuthError) {
+func (a *Authenticator) Authenticate(ctx context.Context, authorization string) (*Identity, *Error) {
 	if !a.policy.Enabled {
 		return nil, nil
 	}
@@ -198,28 +197,28 @@ func (a *Authenticator) Authenticate(ctx context.Context, authorization string) 
 		if o := outcomeOf(f.status); o != "" {
 			a.obs.AuthAttempt(a.mode, o)
 		}
-		return nil, &handlers.AuthError{Kind: kindOf(f.status), Message: f.msg}
+		return nil, &Error{Kind: kindOf(f.status), Message: f.msg}
 	}
-	a.obs.AuthAttempt(a.mode, AuthSuccess)
+	a.obs.AuthAttempt(a.mode, OutcomeSuccess)
 	return id, nil
 }
 
 // kindOf maps a failure's status to its refusal kind.
-func kindOf(status int) handlers.DenyKind {
+func kindOf(status int) DenyKind {
 	switch status {
 	case http.StatusUnauthorized:
-		return handlers.Unauthenticated
+		return Unauthenticated
 	case http.StatusForbidden:
-		return handlers.Forbidden
+		return Forbidden
 	case http.StatusServiceUnavailable:
-		return handlers.AuthUnavailable
+		return Unavailable
 	}
-	return handlers.BadCredentials
+	return BadCredentials
 }
 
 // check verifies one Authorization header value; strict makes a malformed
 // value a 401 instead of no credentials.
-func (a *Authenticator) check(ctx context.Context, value string, strict bool) (*handlers.Identity, *failure) {
+func (a *Authenticator) check(ctx context.Context, value string, strict bool) (*Identity, *failure) {
 	creds, err := ParseAuthorization(value, a.policy.Direct)
 	if err != nil {
 		if strict {
@@ -232,24 +231,24 @@ func (a *Authenticator) check(ctx context.Context, value string, strict bool) (*
 		token, err = a.tron.Authenticate(ctx, creds.Header)
 		switch {
 		case errors.Is(err, ErrUpstreamUnauthorized):
-			return nil, &failure{http.StatusUnauthorized, handlers.MsgInvalidToken, "auth-o-tron answered 401"}
+			return nil, &failure{http.StatusUnauthorized, MsgInvalidToken, "auth-o-tron answered 401"}
 		case errors.Is(err, ErrUpstreamForbidden):
-			return nil, &failure{http.StatusForbidden, handlers.MsgTokenDenied, "auth-o-tron answered 403"}
+			return nil, &failure{http.StatusForbidden, MsgTokenDenied, "auth-o-tron answered 403"}
 		case err != nil:
 			a.log.Warn("auth-o-tron validation failed; authentication service unavailable",
 				"request_id", httperr.RequestID(ctx), "error", err.Error())
-			return nil, &failure{http.StatusServiceUnavailable, handlers.MsgAuthUnavailable, "auth-o-tron unavailable"}
+			return nil, &failure{http.StatusServiceUnavailable, MsgAuthUnavailable, "auth-o-tron unavailable"}
 		}
 	}
 	id, err := a.verifier.Verify(token)
 	var rule *TokenRuleError
 	switch {
 	case errors.Is(err, ErrMissingUserClaims):
-		return nil, &failure{http.StatusUnauthorized, handlers.MsgMissingUserClaims, err.Error()}
+		return nil, &failure{http.StatusUnauthorized, MsgMissingUserClaims, err.Error()}
 	case errors.As(err, &rule):
 		return nil, &failure{http.StatusUnauthorized, rule.Message, err.Error()}
 	case err != nil:
-		return nil, &failure{http.StatusUnauthorized, handlers.MsgInvalidToken, err.Error()}
+		return nil, &failure{http.StatusUnauthorized, MsgInvalidToken, err.Error()}
 	}
 	return id, nil
 }
@@ -268,8 +267,8 @@ func (a *Authenticator) Streams(next http.Handler) http.Handler {
 			return
 		}
 		if id != nil {
-			a.obs.AuthAttempt(a.mode, AuthSuccess)
-			r = r.WithContext(handlers.WithIdentity(r.Context(), id))
+			a.obs.AuthAttempt(a.mode, OutcomeSuccess)
+			r = r.WithContext(WithIdentity(r.Context(), id))
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -288,13 +287,13 @@ func (a *Authenticator) Admin(next http.Handler) http.Handler {
 			a.write(w, r, f, "")
 			return
 		case id == nil:
-			a.write(w, r, &failure{http.StatusUnauthorized, handlers.MsgHeaderRequired, "no credentials"}, "")
+			a.write(w, r, &failure{http.StatusUnauthorized, MsgHeaderRequired, "no credentials"}, "")
 			return
 		case !a.policy.IsAdmin(id):
-			a.write(w, r, &failure{http.StatusForbidden, handlers.MsgNoAdminRole, "not an admin"}, id.Username)
+			a.write(w, r, &failure{http.StatusForbidden, MsgNoAdminRole, "not an admin"}, id.Username)
 			return
 		}
-		a.obs.AuthAttempt(a.mode, AuthSuccess)
-		next.ServeHTTP(w, r.WithContext(handlers.WithIdentity(r.Context(), id)))
+		a.obs.AuthAttempt(a.mode, OutcomeSuccess)
+		next.ServeHTTP(w, r.WithContext(WithIdentity(r.Context(), id)))
 	})
 }

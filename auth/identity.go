@@ -1,4 +1,4 @@
-package handlers
+package auth
 
 import (
 	"context"
@@ -7,10 +7,8 @@ import (
 )
 
 // Identity is an authenticated user, taken from the claims of a verified
-// JWT (reference §13). Package api verifies credentials and puts the
-// Identity into the request context with WithIdentity; the handlers read
-// it to authorise stream access. The type lives here, below api, so that
-// handlers never import api.
+// JWT. The Authenticator puts it into the request context with
+// WithIdentity; the handlers read it to authorise stream access.
 type Identity struct {
 	// Username is the `username` claim, else `sub`.
 	Username string

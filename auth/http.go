@@ -1,4 +1,4 @@
-package handlers
+package auth
 
 import (
 	"net/http"
