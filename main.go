@@ -245,7 +245,11 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 	// stdout gets every record with the secrets of its values hidden
 	// (tracing.ReplaceAttr); the OTLP export, when on, gets the same
 	// records except those that carry a secret.
-	stdoutLog := slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: level, ReplaceAttr: tracing.ReplaceAttr})
+	hopts := &slog.HandlerOptions{Level: level, ReplaceAttr: tracing.ReplaceAttr}
+	var stdoutLog slog.Handler = slog.NewJSONHandler(logOut, hopts)
+	if cfg.Logging.Format == configs.LogFormatText {
+		stdoutLog = slog.NewTextHandler(logOut, hopts)
+	}
 	tel, err := newTelemetry(ctx, cfg, env, slog.New(stdoutLog).With("component", "otlp"))
 	if err != nil {
 		fmt.Fprintf(stderr, "herald: %v\n", err)

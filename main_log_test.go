@@ -104,3 +104,56 @@ func TestAccessLogFlushedOnShutdown(t *testing.T) {
 		t.Fatalf("last line %s, want the stopped line", last)
 	}
 }
+
+// TestLogFormatText: logging.format text writes human-readable key=value
+// lines (slog's text form), and the probes' requests (/health, /ready)
+// are logged at DEBUG only: at level info they leave no line, at debug
+// they do.
+func TestLogFormatText(t *testing.T) {
+	for _, level := range []string{"info", "debug"} {
+		t.Run(level, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.yaml")
+			cfg := strings.Replace(contractConfig, "notification_schema:", "logging: {level: "+level+", format: text}\nnotification_schema:", 1)
+			if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			ready := make(chan net.Addr, 1)
+			done := make(chan int, 1)
+			var out, errOut syncBuffer
+			go func() { done <- run(ctx, []string{"--config", path}, nil, &out, &errOut, ready) }()
+			var base string
+			select {
+			case addr := <-ready:
+				base = "http://" + addr.String()
+			case code := <-done:
+				t.Fatalf("exited %d: %s%s", code, out.String(), errOut.String())
+			case <-time.After(20 * time.Second):
+				t.Fatal("did not start")
+			}
+			for _, p := range []string{"/health", "/ready", "/api/v1/schema"} {
+				resp, err := http.Get(base + p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+			}
+			cancel()
+			if code := <-done; code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut.String())
+			}
+			text := out.String()
+			schemaLine := regexp.MustCompile(`(?m)^time=\S+ level=INFO msg=request method=GET path=/api/v1/schema status=200 duration_ms=[0-9.e-]+ request_id=[0-9a-f-]{36} remote=127\.0\.0\.1:[0-9]+$`)
+			if !schemaLine.MatchString(text) {
+				t.Fatalf("no text access line for /api/v1/schema in:\n%s", text)
+			}
+			probes := regexp.MustCompile(`(?m)^time=\S+ level=DEBUG msg=request method=GET path=/(health|ready) status=200 `)
+			got := len(probes.FindAllString(text, -1))
+			want := map[string]int{"info": 0, "debug": 2}[level]
+			if got != want || strings.Contains(text, `{"time"`) {
+				t.Fatalf("level %s: %d probe lines, want %d (and no JSON):\n%s", level, got, want, text)
+			}
+		})
+	}
+}

@@ -201,7 +201,13 @@ func AccessLog(log *slog.Logger) func(http.Handler) http.Handler {
 			start := time.Now()
 			sw := &statusWriter{ResponseWriter: w}
 			next.ServeHTTP(sw, r)
-			log.Info("request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
+			// Probes poll /health and /ready: their lines are DEBUG, so
+			// that they do not drown the log.
+			lvl := slog.LevelInfo
+			if r.URL.Path == "/health" || r.URL.Path == "/ready" {
+				lvl = slog.LevelDebug
+			}
+			log.Log(r.Context(), lvl, "request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
 				"duration_ms", float64(time.Since(start).Microseconds())/1000,
 				"request_id", httperr.RequestID(r.Context()), "remote", r.RemoteAddr)
 		})

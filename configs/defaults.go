@@ -57,6 +57,18 @@ const (
 	// number of subjects the in-memory engine tracks before it evicts the
 	// least recently published one.
 	DefaultMaxTopics = 10000
+	// DefaultMetricsPort is metrics.port: the port of the /metrics
+	// listener (aviso-server has no default; the port every guide uses).
+	DefaultMetricsPort = 9090
+)
+
+// Values of logging.format.
+const (
+	// LogFormatJSON writes one JSON object a line (the default).
+	LogFormatJSON = "json"
+	// LogFormatText writes human-readable key=value lines, for
+	// development.
+	LogFormatText = "text"
 )
 
 // Defaults of the session block (WebSocket sessions, session protocol §8);
@@ -170,7 +182,7 @@ func Default() Config {
 			Mode:      AuthModeDirect,
 			TimeoutMs: 5000,
 		},
-		Metrics: Metrics{Host: "127.0.0.1"},
+		Metrics: Metrics{Host: "127.0.0.1", Port: DefaultMetricsPort},
 		Session: Session{
 			MaxSubscriptions:   DefaultSessionMaxSubscriptions,
 			MaxProducers:       DefaultSessionMaxProducers,
@@ -240,8 +252,8 @@ func (c *Config) Warnings() []string {
 			w = append(w, "notification_schema_strict is true but no schema is configured: every notify, watch and replay request is rejected")
 		}
 	}
-	if f := c.Logging.Format; f != "" && f != "json" {
-		w = append(w, "logging.format "+quote(f)+" is accepted for compatibility; output is always JSON")
+	if f := c.Logging.Format; f != "" && f != LogFormatJSON && f != LogFormatText {
+		w = append(w, "logging.format "+quote(f)+" is accepted for compatibility and logs JSON; herald knows json and text")
 	}
 	if a := c.Application; a.ClientAddressHeader != "" && len(a.TrustedProxies) == 0 {
 		w = append(w, "application.client_address_header "+quote(a.ClientAddressHeader)+" is ignored without application.trusted_proxies: the per-client stream limit counts the TCP peer address")

@@ -51,7 +51,7 @@ func TestDefault(t *testing.T) {
 			LiveQueueSize: 4096, MaxStreamsPerUser: 64, MaxStreamsPerClient: 0, MaxLagSec: 30, StreamSendBufferBytes: 131072,
 		},
 		Auth:    Auth{Mode: "direct", TimeoutMs: 5000},
-		Metrics: Metrics{Host: "127.0.0.1"},
+		Metrics: Metrics{Host: "127.0.0.1", Port: 9090},
 		Session: Session{MaxSubscriptions: 32, MaxProducers: 32, MaxProducerBytes: 33554432, ProducerCredit: 16, ProducerMaxBatch: 1000,
 			QueueFrames: 16, MaxFrameEvents: 256, MaxFrameBytes: 4194304, BlockingTimeoutMs: 1000, MaxSessionsPerUser: 64},
 	}
@@ -495,9 +495,9 @@ func TestStrictAndWarnings(t *testing.T) {
 		{"schema", header + schema, true, []string{
 			`notification_schema.m.topic.separator is obsolete and ignored; subjects always use "."`,
 		}},
-		{"strict false with schema", header + schema + "notification_schema_strict: false\nlogging: {format: text}\n", false, []string{
+		{"strict false with schema", header + schema + "notification_schema_strict: false\nlogging: {format: pretty}\n", false, []string{
 			"notification_schema_strict is false: event types without a schema are accepted through the generic fallback",
-			`logging.format "text" is accepted for compatibility; output is always JSON`,
+			`logging.format "pretty" is accepted for compatibility and logs JSON; herald knows json and text`,
 			`notification_schema.m.topic.separator is obsolete and ignored; subjects always use "."`,
 		}},
 		{"strict true without schema", header + "notification_schema_strict: true\n", true, []string{

@@ -138,7 +138,8 @@ type Logging struct {
 	// ("warning" is warn; empty is info). Unlike Aviso, which logs at info
 	// on an unknown level, anything else is a config error (see LogLevel).
 	Level string `yaml:"level"`
-	// Format is accepted for compatibility; output is always JSON.
+	// Format is LogFormatJSON (the default) or LogFormatText; any other
+	// value is accepted for compatibility with aviso-server and logs JSON.
 	Format string `yaml:"format"`
 	// OTLP is `logging.otlp`, the export of the log over OTLP in addition
 	// to stdout; nil when the block is absent (or null). Left out of the

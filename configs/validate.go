@@ -435,9 +435,7 @@ func (v *validator) metrics() {
 		return
 	}
 	switch {
-	case m.Port == 0:
-		v.global("metrics.port", "required when metrics.enabled is true, and not 0")
-	case m.Port < 0 || m.Port > 65535:
+	case m.Port < 1 || m.Port > 65535:
 		v.global("metrics.port", "must be between 1 and 65535, got %d", m.Port)
 	case m.Port == v.c.Application.Port:
 		v.global("metrics.port", "must differ from application.port (%d)", v.c.Application.Port)

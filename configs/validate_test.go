@@ -215,7 +215,8 @@ notification_backend: {kind: in_memory}
 			`logging.level: must be trace, debug, info, warn, error or off, got "aviso_server=debug" (line 3)`}},
 		// metrics
 		{"metrics disabled", header + "metrics: {port: 8000}\n", nil},
-		{"metrics port missing", header + "metrics:\n  enabled: true\n", []string{"metrics.port: required when metrics.enabled is true, and not 0 (line 3)"}},
+		{"metrics port defaults to 9090", header + "metrics:\n  enabled: true\n", nil},
+		{"metrics port 0", header + "metrics: {enabled: true, port: 0}\n", []string{"metrics.port: must be between 1 and 65535, got 0 (line 3)"}},
 		{"metrics port clash", header + "metrics: {enabled: true, port: 8000, host: ''}\n", []string{
 			"metrics.port: must differ from application.port (8000) (line 3)",
 			"metrics.host: required when metrics.enabled is true (line 3)"}},
