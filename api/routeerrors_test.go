@@ -37,17 +37,17 @@ func TestRouteErrors(t *testing.T) {
 		{"GET", "/api/v1/replay", 405, "METHOD_NOT_ALLOWED", "method_not_allowed",
 			"method GET is not allowed on /api/v1/replay; allowed: POST", []string{"POST"}},
 		{"POST", "/health", 405, "METHOD_NOT_ALLOWED", "method_not_allowed",
-			"method POST is not allowed on /health; allowed: GET", []string{"GET"}},
+			"method POST is not allowed on /health; allowed: GET, HEAD", []string{"GET", "HEAD"}},
 		{"DELETE", "/api/v1/schema/any", 405, "METHOD_NOT_ALLOWED", "method_not_allowed",
-			"method DELETE is not allowed on /api/v1/schema/any; allowed: GET", []string{"GET"}},
+			"method DELETE is not allowed on /api/v1/schema/any; allowed: GET, HEAD", []string{"GET", "HEAD"}},
 		{"POST", "/api/v1/admin/wipe/all", 405, "METHOD_NOT_ALLOWED", "method_not_allowed",
 			"method POST is not allowed on /api/v1/admin/wipe/all; allowed: DELETE", []string{"DELETE"}},
 		{"GET", "/api/v1/admin/notification/x@1", 405, "METHOD_NOT_ALLOWED", "method_not_allowed",
 			"method GET is not allowed on /api/v1/admin/notification/x@1; allowed: DELETE", []string{"DELETE"}},
 		{"BREW", "/health", 405, "METHOD_NOT_ALLOWED", "method_not_allowed",
-			"method BREW is not allowed on /health; allowed: GET", []string{"GET"}},
+			"method BREW is not allowed on /health; allowed: GET, HEAD", []string{"GET", "HEAD"}},
 		{strings.Repeat("M", 40), "/health", 405, "METHOD_NOT_ALLOWED", "method_not_allowed",
-			"method " + strings.Repeat("M", 32) + "... is not allowed on /health; allowed: GET", []string{"GET"}},
+			"method " + strings.Repeat("M", 32) + "... is not allowed on /health; allowed: GET, HEAD", []string{"GET", "HEAD"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.method+" "+tc.path[:min(len(tc.path), 40)], func(t *testing.T) {

@@ -28,18 +28,31 @@ type route struct {
 // documented in openapi.json.
 var routes = []route{
 	{"GET", "/", []string{"200"}},
+	{"HEAD", "/", []string{"200"}},
 	{"GET", "/health", []string{"200", "503"}},
+	{"HEAD", "/health", []string{"200", "503"}},
 	{"GET", "/ready", []string{"200", "503"}},
+	{"HEAD", "/ready", []string{"200", "503"}},
 	{"GET", "/api-docs/openapi.json", []string{"200"}},
+	{"HEAD", "/api-docs/openapi.json", []string{"200"}},
 	{"GET", "/api-docs/asyncapi.json", []string{"200"}},
+	{"HEAD", "/api-docs/asyncapi.json", []string{"200"}},
 	{"GET", "/swagger-ui", []string{"200"}},
+	{"HEAD", "/swagger-ui", []string{"200"}},
 	{"GET", "/swagger-ui/", []string{"200"}},
+	{"HEAD", "/swagger-ui/", []string{"200"}},
 	{"GET", "/console", []string{"301"}},
+	{"HEAD", "/console", []string{"301"}},
 	{"GET", "/console/", []string{"200", "304"}},
+	{"HEAD", "/console/", []string{"200", "304"}},
 	{"GET", "/console/{file}", []string{"200", "304", "404"}},
+	{"HEAD", "/console/{file}", []string{"200", "304", "404"}},
 	{"GET", "/api/v1/schema", []string{"200"}},
+	{"HEAD", "/api/v1/schema", []string{"200"}},
 	{"GET", "/api/v1/schema/{event_type}", []string{"200", "404"}},
+	{"HEAD", "/api/v1/schema/{event_type}", []string{"200", "404"}},
 	{"GET", "/schema/{event_type}", []string{"200", "404"}},
+	{"HEAD", "/schema/{event_type}", []string{"200", "404"}},
 	{"POST", "/api/v1/notification", []string{"200", "400", "401", "403", "408", "413", "415", "500", "503"}},
 	{"POST", "/api/v1/notifications", []string{"200", "400", "401", "403", "408", "413", "415", "500", "503"}},
 	{"POST", "/api/v1/events/{event_type}", []string{"200", "400", "401", "403", "408", "413", "415", "500", "503"}},
@@ -63,6 +76,11 @@ var queryParams = map[string][]string{"POST /api/v1/admin/reload": {"force"}, "P
 // publicRoutes never need credentials: their operations declare an empty
 // security requirement list.
 var publicRoutes = map[string]bool{
+	"HEAD /": true, "HEAD /health": true, "HEAD /ready": true,
+	"HEAD /api-docs/openapi.json": true, "HEAD /api-docs/asyncapi.json": true,
+	"HEAD /swagger-ui": true, "HEAD /swagger-ui/": true,
+	"HEAD /console": true, "HEAD /console/": true, "HEAD /console/{file}": true,
+	"HEAD /api/v1/schema": true, "HEAD /api/v1/schema/{event_type}": true, "HEAD /schema/{event_type}": true,
 	"GET /": true, "GET /health": true, "GET /ready": true,
 	"GET /api-docs/openapi.json": true, "GET /api-docs/asyncapi.json": true,
 	"GET /swagger-ui": true, "GET /swagger-ui/": true,
@@ -463,7 +481,7 @@ func TestAuthResponses(t *testing.T) {
 			case "401":
 				want["WWW-Authenticate"] = "#/components/headers/WWWAuthenticate"
 			case "429", "503":
-				if !(k == "GET /health" && code == "503") {
+				if !((k == "GET /health" || k == "HEAD /health") && code == "503") {
 					want["Retry-After"] = "#/components/headers/RetryAfter"
 				}
 			}
@@ -474,7 +492,7 @@ func TestAuthResponses(t *testing.T) {
 			}
 			// The 503 of /ready and /health is the backend's state, not
 			// authentication.
-			backend := code == "503" && (k == "GET /ready" || k == "GET /health")
+			backend := code == "503" && (k == "GET /ready" || k == "GET /health" || k == "HEAD /ready" || k == "HEAD /health")
 			if publicRoutes[k] && slices.Contains(authStatuses, code) && !backend {
 				t.Errorf("%s never authenticates but documents %s", k, code)
 			}
