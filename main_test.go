@@ -499,6 +499,18 @@ func TestCheckConfigErrors(t *testing.T) {
 			`config file {path}: notification_backend.jetstream.retention_time: invalid duration "9223372037s": too long: it exceeds signed 64-bit nanoseconds (at most 9223372036s, about 292 years) (line 7)`},
 		{"codec definitions", head + "codecs:\n  definitions: " + nspl + "\n",
 			"codecs: " + nspl + `:2:20: expected a type (U8…I64, F32, F64, BOOL, STRING, BYTES, DATETIME, ARRAY<…>, VEC<…>), found "NOPE"`},
+		// Every problem of the file in one run: the codecs, each event
+		// type's handlers (a typed payload's codec is not judged when the
+		// codecs failed), and authentication.
+		{"every problem", head + "codecs:\n  definitions: " + nspl + "\n" +
+			"auth: {enabled: true, mode: trusted_proxy, jwks_file: " + filepath.Join(dir, "missing.jwks") + ", admin_roles: {ecmwf: [admin]}}\n" +
+			"notification_schema:\n" +
+			"  a:\n    topic: {base: a, key_order: [y]}\n    payload: {codec: c}\n    identifier:\n      y: {type: IntHandler, range: [5, 1], required: true}\n" +
+			"  b:\n    topic: {base: b, key_order: [d]}\n    identifier:\n      d: {type: DateHandler, canonical_format: \"%Q\", required: true}\n",
+			"codecs: " + nspl + `:2:20: expected a type (U8…I64, F32, F64, BOOL, STRING, BYTES, DATETIME, ARRAY<…>, VEC<…>), found "NOPE"` + "\n" +
+				"notification_schema.a.identifier.y (IntHandler, line 14): range min 5 is greater than max 1; write the range as [min, max]\n" +
+				`notification_schema.b.identifier.d (DateHandler, line 18): canonical_format "%Q" is not supported; use "%Y%m%d" (20250706) or "%Y-%m-%d" (2025-07-06)` + "\n" +
+				"auth.jwks_file: stat " + filepath.Join(dir, "missing.jwks") + ": no such file or directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".yaml")

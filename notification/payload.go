@@ -49,6 +49,10 @@ type RegistryOptions struct {
 	// Logger receives the jq evaluator's messages at trace level (they
 	// may quote payload values); nil discards them.
 	Logger *slog.Logger
+	// CodecsFailed says the codecs block did not load (its errors are
+	// reported on their own): the event types naming a payload codec are
+	// compiled without their typed payload, for the other checks only.
+	CodecsFailed bool
 }
 
 // RowFormat is the name of the JSON row view, the default view of a typed
@@ -171,6 +175,7 @@ type codecCache struct {
 	opts codec.Options
 	done map[string]*codec.Codec
 	errs map[string]error
+	failed bool // the codecs block did not load
 }
 
 func (c *codecCache) get(name string) (*codec.Codec, error) {

@@ -100,7 +100,7 @@ func NewRegistry(cfg *configs.Config) (*Registry, error) {
 // (the codec exists and decodes; a field that fills an identifier is not
 // SENSITIVE and has a type the identifier can take).
 func NewRegistryWith(cfg *configs.Config, opts RegistryOptions) (*Registry, error) {
-	cache := &codecCache{cat: opts.Codecs, opts: codec.Options{Workers: opts.Workers, Logger: opts.Logger},
+	cache := &codecCache{cat: opts.Codecs, failed: opts.CodecsFailed, opts: codec.Options{Workers: opts.Workers, Logger: opts.Logger},
 		done: map[string]*codec.Codec{}, errs: map[string]error{}}
 	r := &Registry{
 		schemas:    map[string]*Schema{},
@@ -199,7 +199,7 @@ func (r *Registry) compile(sc *configs.Schema, cache *codecCache) (*Schema, erro
 	}
 	s.ce = newCETemplate(r.baseURL, s.Name)
 	s.ceFields = ceFieldOrder(s)
-	if sc.Payload != nil && sc.Payload.Codec != "" {
+	if sc.Payload != nil && sc.Payload.Codec != "" && !cache.failed {
 		p, err := newTypedPayload(s, sc.Payload.Codec, cache)
 		if err != nil {
 			return nil, err

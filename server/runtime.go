@@ -91,13 +91,18 @@ func NewRuntime(cfg *configs.Config, opts RuntimeOptions, reuse *Runtime) (*Runt
 		log = slog.New(slog.DiscardHandler)
 	}
 	rt := &Runtime{Config: cfg, Fingerprint: Fingerprint(cfg)}
+	// Each part is checked even when an earlier one failed, so that one
+	// run reports every problem of the file.
+	var errs []error
 	level, err := ParseLogLevel(cfg.Logging.Level)
 	if err != nil {
-		return nil, err
+		errs = append(errs, err)
 	}
 	rt.LogLevel = level
+	codecsFailed := false
 	if rt.Codecs, rt.CodecStatements, err = LoadCodecs(cfg.Codecs); err != nil {
-		return nil, fmt.Errorf("codecs: %w", err)
+		errs = append(errs, fmt.Errorf("codecs: %w", err))
+		codecsFailed = true
 	}
 	// One pool of extension workers per process: a reload keeps it.
 	if reuse != nil && reuse.Workers != nil {
@@ -106,12 +111,12 @@ func NewRuntime(cfg *configs.Config, opts RuntimeOptions, reuse *Runtime) (*Runt
 		rt.Workers = workers.New(workers.Config{})
 	}
 	if rt.Registry, err = notification.NewRegistryWith(cfg, notification.RegistryOptions{Codecs: rt.Codecs,
-		Workers: rt.Workers, Logger: log.With("component", "codec")}); err != nil {
-		return nil, err
+		Workers: rt.Workers, Logger: log.With("component", "codec"), CodecsFailed: codecsFailed}); err != nil {
+		errs = append(errs, err)
 	}
 	if rt.Auth, err = auth.NewAuthenticator(auth.Options{Config: authConfig(cfg.Auth), HTTPClient: opts.HTTPClient,
 		Now: opts.AuthNow, Logger: log.With("component", "auth"), Observer: opts.AuthObserver}); err != nil {
-		return nil, err
+		errs = append(errs, err)
 	}
 	if cfg.Application.CORS != nil {
 		c := cfg.Application.CORS
@@ -123,8 +128,14 @@ func NewRuntime(cfg *configs.Config, opts RuntimeOptions, reuse *Runtime) (*Runt
 			rt.ECPDS = reuse.ECPDS
 		} else if rt.ECPDS, err = ecpds.New(ecpds.Options{Config: ecpdsConfig(*cfg.ECPDS), HTTPClient: opts.HTTPClient,
 			Now: opts.ECPDSNow, Logger: log.With("component", "ecpds"), Observer: opts.ECPDSObserver}); err != nil {
-			return nil, err
+			errs = append(errs, err)
 		}
+	}
+	if len(errs) > 0 {
+		if rt.ECPDS != nil && (reuse == nil || rt.ECPDS != reuse.ECPDS) {
+			rt.ECPDS.Close()
+		}
+		return nil, errors.Join(errs...)
 	}
 	w := cfg.WatchEndpoint
 	rt.Limits = api.StreamLimitOptions{PerUser: w.MaxStreamsPerUser, PerClient: w.MaxStreamsPerClient,
