@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,8 +67,11 @@ func main() {
 // nil, receives the listening address once the server accepts requests.
 func run(ctx context.Context, args, env []string, stdout, stderr io.Writer, ready chan<- net.Addr) int {
 	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd, args = args[0], args[1:]
+	if i := commandIndex(args); i >= 0 {
+		// Flags given before the command (herald --url U watch ...) are
+		// the command's, as if given after it.
+		cmd = args[i]
+		args = append(append([]string(nil), args[:i]...), args[i+1:]...)
 	}
 	switch cmd {
 	case "serve":
@@ -89,6 +93,28 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer, read
 		serveFlags(stderr).Usage()
 		return 2
 	}
+}
+
+// commandIndex returns the position of the command name in args: the
+// first word that is not a flag or a flag's value, -1 when there is none
+// (serve). Value flags are --config and the client's --url and --token,
+// unless given as --flag=value.
+func commandIndex(args []string) int {
+	valueFlags := append([]string{"config"}, clientcli.ValueFlags...)
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return -1
+		}
+		if !strings.HasPrefix(a, "-") {
+			return i
+		}
+		name := strings.TrimLeft(a, "-")
+		if !strings.Contains(name, "=") && slices.Contains(valueFlags, name) {
+			i++ // its value
+		}
+	}
+	return -1
 }
 
 func serveFlags(out io.Writer) *flag.FlagSet {

@@ -829,3 +829,44 @@ func TestSIGHUPReloads(t *testing.T) {
 		t.Fatalf("exit after SIGTERM: %v (%s)", err, logs.String())
 	}
 }
+
+// TestGlobalFlagsBeforeCommand: the client flags work before the command
+// name as after it, $HERALD_URL names the server when --url does not,
+// and --config may come before check-config.
+func TestGlobalFlagsBeforeCommand(t *testing.T) {
+	base, _ := startHerald(t, contractConfig)
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  []string
+	}{
+		{"flag after", []string{"schema", "forecast", "--url", base}, nil},
+		{"flag before", []string{"--url", base, "schema", "forecast"}, nil},
+		{"flag= before", []string{"--url=" + base, "schema", "forecast"}, nil},
+		{"HERALD_URL", []string{"schema", "forecast"}, []string{"HERALD_URL=" + base}},
+		{"--url wins over HERALD_URL", []string{"--url", base, "schema", "forecast"}, []string{"HERALD_URL=http://127.0.0.1:1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			if code := run(context.Background(), tc.args, tc.env, &out, &errOut, nil); code != 0 || !strings.HasPrefix(out.String(), "forecast\n") {
+				t.Fatalf("exit %d\nstdout %q\nstderr %q", code, out.String(), errOut.String())
+			}
+		})
+	}
+	// Nothing listens on the port of HERALD_URL: the client says so.
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"schema"}, []string{"HERALD_URL=http://127.0.0.1:1"}, &out, &errOut, nil); code != 3 ||
+		!strings.Contains(errOut.String(), "127.0.0.1:1") {
+		t.Fatalf("unreachable HERALD_URL: exit %d, stderr %q", code, errOut.String())
+	}
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(contractConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := run(context.Background(), []string{"--config", path, "check-config"}, nil, &out, &errOut, nil); code != 0 ||
+		!strings.HasPrefix(out.String(), "herald: config "+path+" is valid") {
+		t.Fatalf("--config before check-config: exit %d\nstdout %q\nstderr %q", code, out.String(), errOut.String())
+	}
+}

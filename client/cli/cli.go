@@ -65,8 +65,9 @@ const Usage = `  herald notify EVENT_TYPE KEY=VALUE... [--payload JSON | --paylo
                                    print history, with a progress bar when stderr is a terminal
   herald schema [EVENT_TYPE]       print the event types' schemas
   herald session                   an interactive WebSocket session (CREATE SUBSCRIPTION ..., DESCRIBE EVENT TYPE ...)
-                                   Client flags: --url URL (default ` + DefaultURL + `), --token TOKEN (or $HERALD_TOKEN),
-                                   --insecure (self-signed test servers only); herald COMMAND --help for each`
+                                   Client flags, before or after the command: --url URL (or $HERALD_URL, default
+                                   ` + DefaultURL + `), --token TOKEN (or $HERALD_TOKEN), --insecure (self-signed
+                                   test servers only); herald COMMAND --help for each`
 
 const filterHelp = `Filters: key=value, key>=v, key<v (also > and <=), key=a,b (one of),
 key=lo..hi (between, inclusive). Comparisons and ranges apply to IntHandler
@@ -91,6 +92,10 @@ type streams struct {
 	now            func() time.Time
 }
 
+// ValueFlags are the client flags that take a value, for a caller that
+// moves flags given before the command name after it.
+var ValueFlags = []string{"url", "token"}
+
 // getenv looks a variable up in the environment Main was given.
 func (s *streams) getenv(name string) string {
 	v := ""
@@ -104,7 +109,7 @@ func (s *streams) getenv(name string) string {
 
 // Main runs one client command (cmd is one of Commands) with its
 // arguments and returns the exit code. env is the process environment
-// ($HERALD_TOKEN); ctx ends the command (a watch or session then exits
+// ($HERALD_URL, $HERALD_TOKEN); ctx ends the command (a watch or session then exits
 // 0, a replay 130).
 func Main(ctx context.Context, cmd string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	s := &streams{stdin: stdin, stdout: stdout, stderr: stderr, env: env, now: time.Now}
@@ -180,7 +185,7 @@ func (s *streams) newFlags(name, usage string) (*flag.FlagSet, *clientFlags) {
 	fs := flag.NewFlagSet("herald "+name, flag.ContinueOnError)
 	fs.SetOutput(s.stderr)
 	cf := &clientFlags{}
-	fs.StringVar(&cf.url, "url", DefaultURL, "herald's base `URL`")
+	fs.StringVar(&cf.url, "url", "", "herald's base `URL` (default $HERALD_URL, else "+DefaultURL+")")
 	fs.StringVar(&cf.token, "token", "", "bearer `TOKEN` for authentication (default $HERALD_TOKEN)")
 	fs.BoolVar(&cf.insecure, "insecure", false, "do not verify the server's TLS certificate (self-signed test servers only)")
 	fs.Usage = func() {
@@ -225,7 +230,14 @@ func (s *streams) client(cf *clientFlags) (*client.Client, error) {
 	if token == "" {
 		token = s.getenv("HERALD_TOKEN")
 	}
-	c, err := client.New(cf.url, client.Options{Token: token, Insecure: cf.insecure})
+	url := cf.url
+	if url == "" {
+		url = s.getenv("HERALD_URL")
+	}
+	if url == "" {
+		url = DefaultURL
+	}
+	c, err := client.New(url, client.Options{Token: token, Insecure: cf.insecure})
 	if err != nil {
 		return nil, usagef("--url: %v", err)
 	}
