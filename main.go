@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strconv"
@@ -32,8 +33,49 @@ import (
 
 // version is herald's version: the `version` field of the startup log,
 // the homepage's, and what `herald --version` prints. Release builds set
-// it with -ldflags "-X main.version=1.2.3".
-var version = "0.1.0"
+// it with -ldflags "-X main.version=1.2.3"; otherwise it is read from the
+// module's build information (versionFromBuild).
+var version string
+
+// heraldVersion is herald's version: the stamped one, else the build's.
+func heraldVersion() string {
+	if version != "" {
+		return version
+	}
+	return versionFromBuild(debug.ReadBuildInfo)
+}
+
+// versionFromBuild is the version of an unstamped build: the module
+// version `go install MODULE@v1.2.3` records, else "devel" with the VCS
+// revision `go build` records in a checkout (its first 12 characters,
+// "-modified" when the tree had changes), else "devel".
+func versionFromBuild(read func() (*debug.BuildInfo, bool)) string {
+	bi, ok := read()
+	if !ok {
+		return "devel"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	v := "devel"
+	var rev string
+	var modified bool
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if rev != "" {
+		v += "+" + rev[:min(12, len(rev))]
+		if modified {
+			v += "-modified"
+		}
+	}
+	return v
+}
 
 const usage = `herald: an Aviso-compatible notification gateway.
 
@@ -86,7 +128,7 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer, read
 		serveFlags(stdout).Usage()
 		return 0
 	case "version":
-		fmt.Fprintln(stdout, "herald", version)
+		fmt.Fprintln(stdout, "herald", heraldVersion())
 		return 0
 	default:
 		fmt.Fprintf(stderr, "herald: unknown command %q\n\n", cmd)
@@ -246,7 +288,7 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 		return code
 	}
 	if fs.Lookup("version").Value.String() == "true" {
-		fmt.Fprintln(stdout, "herald", version)
+		fmt.Fprintln(stdout, "herald", heraldVersion())
 		return 0
 	}
 	// Everything the configuration decides is checked first, then the
@@ -305,7 +347,7 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 		fmt.Fprintf(stderr, "herald: %v\n", err)
 		return 1
 	}
-	srv, err := server.New(ctx, cfg, server.Options{ConfigPath: path, Env: env, Logger: log, LogLevel: level, Version: version, Runtime: rt,
+	srv, err := server.New(ctx, cfg, server.Options{ConfigPath: path, Env: env, Logger: log, LogLevel: level, Version: heraldVersion(), Runtime: rt,
 		MetricsListener: mln, OTLP: tel})
 	if err != nil {
 		fmt.Fprintf(stderr, "herald: %v\n", err)
@@ -314,7 +356,7 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 	httpSrv := srv.HTTPServer()
 	log.Info("herald listening", "address", ln.Addr().String(), "backend", cfg.NotificationBackend.Kind,
 		"event_types", rt.Registry.Names(), "codec_statements", rt.CodecStatements, "config", path,
-		"config_fingerprint", rt.Fingerprint, "version", version, "auth", cfg.Auth, "log_export", logExport(cfg))
+		"config_fingerprint", rt.Fingerprint, "version", heraldVersion(), "auth", cfg.Auth, "log_export", logExport(cfg))
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()
 	if ready != nil {
@@ -353,7 +395,7 @@ const otlpFlushTimeout = 5 * time.Second
 // export over OTLP when logging.otlp is enabled. diag receives the
 // export's own problems and must write to stdout only.
 func newTelemetry(ctx context.Context, cfg *configs.Config, env []string, diag *slog.Logger) (*tracing.Telemetry, error) {
-	opts := tracing.Options{Version: version, Env: env, Diagnostics: diag}
+	opts := tracing.Options{Version: heraldVersion(), Env: env, Diagnostics: diag}
 	if e, ok := cfg.Logging.Export(); ok {
 		opts.Logs = &tracing.LogExport{Protocol: e.Protocol, URL: e.URL}
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -324,11 +325,12 @@ func TestCommandLine(t *testing.T) {
 
 // TestVersion: --version, -version, `herald version` and `serve
 // --version` print the version the startup log shows, exit 0 and start
-// nothing; a build stamps it with -ldflags -X main.version.
+// nothing; a build stamps it with -ldflags -X main.version, and without
+// a stamp it comes from the module's build information.
 func TestVersion(t *testing.T) {
 	for _, args := range [][]string{{"--version"}, {"-version"}, {"version"}, {"serve", "--version"}, {"--config", "/nonexistent", "--version"}} {
 		var out, errOut bytes.Buffer
-		if code := run(context.Background(), args, nil, &out, &errOut, nil); code != 0 || out.String() != "herald 0.1.0\n" || errOut.Len() != 0 {
+		if code := run(context.Background(), args, nil, &out, &errOut, nil); code != 0 || out.String() != "herald "+heraldVersion()+"\n" || errOut.Len() != 0 {
 			t.Fatalf("%q: exit %d, stdout %q, stderr %q", args, code, out.String(), errOut.String())
 		}
 	}
@@ -339,6 +341,22 @@ func TestVersion(t *testing.T) {
 	out, err := exec.Command(bin, "--version").Output()
 	if err != nil || string(out) != "herald 9.8.7-test\n" {
 		t.Fatalf("stamped build: %q %v", out, err)
+	}
+	for _, tc := range []struct {
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{nil, "devel"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "v1.4.2"}}, "v1.4.2"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "0a5199a0123456789abcdef"}, {Key: "vcs.modified", Value: "true"}}}, "devel+0a5199a01234-modified"},
+		{&debug.BuildInfo{Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc"}, {Key: "vcs.modified", Value: "false"}}}, "devel+abc"},
+	} {
+		got := versionFromBuild(func() (*debug.BuildInfo, bool) { return tc.bi, tc.bi != nil })
+		if got != tc.want {
+			t.Errorf("versionFromBuild(%+v) = %q, want %q", tc.bi, got, tc.want)
+		}
 	}
 }
 
