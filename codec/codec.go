@@ -5,10 +5,12 @@
 // rules (values), the statement language (ddl), the entity catalog
 // (catalog), binding (bind), evolution verdicts (evolve), the batch builder
 // (rows) and one package per wire format (wire/…) live below it, with
-// the JAQ-backed codecs: the jq programs (jq), the JSON view of rows
-// (jview), the JAQ-native payload formats (native), protobuf resources
-// and descriptors (resource, protobuf), their runtime (jaq) and the
-// bounded extension workers every program runs on (workers).
+// the JAQ-backed codecs under jaq (their runtime): the jq programs
+// (jaq/program), the JSON view of rows (jaq/rowview), the JAQ-native
+// payload formats (jaq/formats) and the direct JSON-to-rows decoder of
+// pass-through programs (jaq/passthrough); protobuf resources and
+// descriptors (resource, protobuf); and the bounded extension workers
+// every program runs on (workers).
 //
 // It imports no other herald package and must not know about HTTP,
 // engines or notifications; callers hand it bytes and Arrow batches.
@@ -26,8 +28,8 @@ import (
 	"herald/codec/bind"
 	"herald/codec/catalog"
 	"herald/codec/jaq"
-	"herald/codec/jq"
-	"herald/codec/native"
+	"herald/codec/jaq/formats"
+	"herald/codec/jaq/program"
 	"herald/codec/protobuf"
 	"herald/codec/resource"
 	"herald/codec/rows"
@@ -205,12 +207,12 @@ func compilePlan(p *bind.Plan, opts Options, ps *protobuf.Schema) (*Codec, error
 // format and the runtime that runs them on the extension workers.
 func compileJaq(c *Codec, p *bind.Plan, opts Options, ps *protobuf.Schema) (*Codec, error) {
 	cd := p.Codec
-	var progs [3]*jq.Program
+	var progs [3]*program.Program
 	for d, prog := range cd.Jaq.Programs {
 		if !prog.Set {
 			continue
 		}
-		jp, err := jq.Compile(prog.Text)
+		jp, err := program.Compile(prog.Text)
 		if err != nil {
 			return nil, fmt.Errorf("codec %s: %s program does not compile: %w", types.Quote(cd.Name), types.Direction(d), err)
 		}
@@ -226,7 +228,7 @@ func compileJaq(c *Codec, p *bind.Plan, opts Options, ps *protobuf.Schema) (*Cod
 		}
 		f = protobuf.NewFormat(ps)
 	} else {
-		nf := native.For(cd.Format)
+		nf := formats.For(cd.Format)
 		if nf == nil {
 			return nil, fmt.Errorf("codec %s: %s is not a JAQ-native format", types.Quote(cd.Name), cd.Format)
 		}

@@ -10,7 +10,7 @@ import (
 )
 
 // The JAQ JSON codecs with ON INGESTION '.' or '.[]' decode payloads
-// straight into rows (package jsonrows). These tests hold them to the
+// straight into rows (package passthrough). These tests hold them to the
 // general path: the same programs written so that gojq runs them on the
 // built value must give the same rows, or the same error, for every
 // payload.

@@ -22,7 +22,7 @@ import (
 	"herald/codec/bind"
 	"herald/codec/ddl"
 	"herald/codec/evolve"
-	"herald/codec/jq"
+	"herald/codec/jaq/program"
 	"herald/codec/protobuf"
 	"herald/codec/resource"
 	"herald/codec/types"
@@ -334,9 +334,9 @@ func checkJaq(x *ddl.CreateCodec, rs *resource.Set) (*protobuf.Schema, error) {
 		if !prog.Set {
 			continue
 		}
-		if _, err := jq.Compile(prog.Text); err != nil {
+		if _, err := program.Compile(prog.Text); err != nil {
 			dir := types.Direction(d)
-			var ce *jq.CompileError
+			var ce *program.CompileError
 			if errors.As(err, &ce) {
 				return nil, errAt(x.ProgramPos(dir, ce.Offset), "%s program does not compile: %s", dir, ce.Msg)
 			}

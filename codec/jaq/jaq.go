@@ -7,12 +7,12 @@
 // members through ON EMITTING BATCH or the format's container). Every run
 // happens on the extension workers, under a deadline, except the decode
 // of a codec that walks JSON straight into rows (ON INGESTION a path such
-// as '.', '.[]' or '.readings[]', package jsonrows), which runs no
+// as '.', '.[]' or '.readings[]', package passthrough), which runs no
 // program through gojq.
 //
 // It must not parse statements or payload syntax itself: formats come
-// from package native (or protobuf), programs from package jq, the row
-// conversions from package jview. Its diagnostics name the codec, the
+// from package formats (or protobuf), programs from package program, the row
+// conversions from package rowview. Its diagnostics name the codec, the
 // cause and the zero-based input and output positions and never quote
 // payload values; the evaluator's own message is logged at trace level.
 package jaq
@@ -27,10 +27,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"herald/codec/jq"
-	"herald/codec/jsonrows"
-	"herald/codec/jview"
-	"herald/codec/native"
+	"herald/codec/jaq/formats"
+	"herald/codec/jaq/passthrough"
+	"herald/codec/jaq/program"
+	"herald/codec/jaq/rowview"
 	"herald/codec/rows"
 	"herald/codec/types"
 	"herald/codec/values"
@@ -51,20 +51,20 @@ type Format interface {
 	// Read calls yield with each value of the payload in order.
 	Read(payload []byte, yield func(v any) error) error
 	// Append writes ON EMITTING's output as one payload.
-	Append(dst []byte, v any, o native.KeyOrder) ([]byte, error)
+	Append(dst []byte, v any, o formats.KeyOrder) ([]byte, error)
 	// AppendBatchValue writes ON EMITTING BATCH's output as one payload.
-	AppendBatchValue(dst []byte, v any, o native.KeyOrder) ([]byte, error)
+	AppendBatchValue(dst []byte, v any, o formats.KeyOrder) ([]byte, error)
 	// AppendContainer writes the members in the format's batch container.
-	AppendContainer(dst []byte, members []any, o native.KeyOrder) ([]byte, error)
+	AppendContainer(dst []byte, members []any, o formats.KeyOrder) ([]byte, error)
 }
 
 // Native adapts a native format: a batch program's output is written like
 // any single value.
-func Native(f native.Format) Format { return nativeFormat{f} }
+func Native(f formats.Format) Format { return nativeFormat{f} }
 
-type nativeFormat struct{ native.Format }
+type nativeFormat struct{ formats.Format }
 
-func (n nativeFormat) AppendBatchValue(dst []byte, v any, o native.KeyOrder) ([]byte, error) {
+func (n nativeFormat) AppendBatchValue(dst []byte, v any, o formats.KeyOrder) ([]byte, error) {
 	return n.Format.Append(dst, v, o)
 }
 
@@ -104,7 +104,7 @@ func (e *Error) Error() string {
 }
 
 // Unwrap returns the typed value error (for its code) and the underlying
-// cause (workers.ErrBusy, a *jq.RunError), when there is one.
+// cause (workers.ErrBusy, a *program.RunError), when there is one.
 func (e *Error) Unwrap() []error {
 	if e.cause != nil {
 		return []error{e.Err, e.cause}
@@ -119,7 +119,7 @@ type Config struct {
 	Schema *types.Schema
 	// Programs holds the compiled transformations by direction; nil for
 	// an absent one.
-	Programs [3]*jq.Program
+	Programs [3]*program.Program
 	// Pool runs every program; required.
 	Pool *workers.Pool
 	// Logger receives the evaluator's messages at LevelTrace; nil
@@ -133,28 +133,28 @@ type Config struct {
 // concurrent use.
 type Codec struct {
 	cfg    Config
-	target *jview.Target
+	target *rowview.Target
 	order  keyOrder
 	// walk decodes JSON payloads straight into rows when ON INGESTION is
 	// a path of member names, iterated at its end or not (path); rest[i]
 	// is the program of the path after i names. nil otherwise.
-	walk *jsonrows.Decoder
-	path jsonrows.Path
-	rest []*jq.Program
+	walk *passthrough.Decoder
+	path passthrough.Path
+	rest []*program.Program
 }
 
 // New returns a codec for cfg.
 func New(cfg Config) *Codec {
-	c := &Codec{cfg: cfg, target: jview.NewTarget(cfg.Schema)}
-	var o *jq.Order
+	c := &Codec{cfg: cfg, target: rowview.NewTarget(cfg.Schema)}
+	var o *program.Order
 	if p := cfg.Programs[types.Emitting]; p != nil {
 		o = p.Order()
 	}
 	if p := cfg.Programs[types.EmittingBatch]; p != nil {
 		o = o.Merge(p.Order())
 	}
-	c.order = keyOrder{o: o, preferred: jview.Preferred(cfg.Schema)}
-	if nf, ok := cfg.Format.(nativeFormat); ok && native.IsJSON(nf.Format) && cfg.Programs[types.Ingestion] != nil {
+	c.order = keyOrder{o: o, preferred: rowview.Preferred(cfg.Schema)}
+	if nf, ok := cfg.Format.(nativeFormat); ok && formats.IsJSON(nf.Format) && cfg.Programs[types.Ingestion] != nil {
 		c.walkPath(cfg.Programs[types.Ingestion])
 	}
 	return c
@@ -164,12 +164,12 @@ func New(cfg Config) *Codec {
 // member names ending with an iteration or not: the path, and for each
 // level the program of the rest of the path (for values the walk hands
 // back).
-func (c *Codec) walkPath(prog *jq.Program) {
+func (c *Codec) walkPath(prog *program.Program) {
 	steps, ok := prog.Path()
 	if !ok {
 		return
 	}
-	var p jsonrows.Path
+	var p passthrough.Path
 	for i, s := range steps {
 		switch {
 		case s.Iter && i == len(steps)-1:
@@ -180,7 +180,7 @@ func (c *Codec) walkPath(prog *jq.Program) {
 			p.Keys = append(p.Keys, s.Key)
 		}
 	}
-	rest := []*jq.Program{prog}
+	rest := []*program.Program{prog}
 	for level := 1; level <= len(p.Keys); level++ {
 		var parts []string
 		for _, k := range p.Keys[level:] {
@@ -194,13 +194,13 @@ func (c *Codec) walkPath(prog *jq.Program) {
 		if len(parts) > 0 {
 			text = strings.Join(parts, " | ")
 		}
-		rp, err := jq.Compile(text)
+		rp, err := program.Compile(text)
 		if err != nil || !rp.Fast() {
 			return
 		}
 		rest = append(rest, rp)
 	}
-	c.walk, c.path, c.rest = jsonrows.New(c.cfg.Schema), p, rest
+	c.walk, c.path, c.rest = passthrough.New(c.cfg.Schema), p, rest
 }
 
 // Walks reports whether the codec decodes JSON payloads straight into
@@ -208,7 +208,7 @@ func (c *Codec) walkPath(prog *jq.Program) {
 func (c *Codec) Walks() bool { return c.walk != nil }
 
 type keyOrder struct {
-	o         *jq.Order
+	o         *program.Order
 	preferred map[string]int
 }
 
@@ -232,7 +232,7 @@ func (c *Codec) fail(dir types.Direction, row, in, out int, e *values.Error, cau
 // runErr turns a program failure into an Error and logs the evaluator's
 // message at trace level.
 func (c *Codec) runErr(ctx context.Context, dir types.Direction, row, in, out int, err error) error {
-	var re *jq.RunError
+	var re *program.RunError
 	if !errors.As(err, &re) {
 		return err
 	}
@@ -295,11 +295,11 @@ func (c *Codec) DecodeContext(ctx context.Context, payload []byte, b *rows.Build
 
 // ingest is one payload's decode: it runs ON INGESTION on the payload's
 // values (or takes the rows a walk yields) and counts rows and inputs. It
-// is the jsonrows.Handler of a walk.
+// is the passthrough.Handler of a walk.
 type ingest struct {
 	c     *Codec
 	ctx   context.Context
-	prog  *jq.Program
+	prog  *program.Program
 	b     *rows.Builder
 	n     int // rows added
 	input int // the payload value being decoded
@@ -410,7 +410,7 @@ func (c *Codec) one(ctx context.Context, dir types.Direction, row int, v any) (a
 }
 
 func (c *Codec) member(ctx context.Context, rec arrow.RecordBatch, i int) (any, error) {
-	view, err := jview.Row(rec, i, c.cfg.Schema)
+	view, err := rowview.Row(rec, i, c.cfg.Schema)
 	if err != nil {
 		var ve *values.Error
 		if errors.As(err, &ve) {

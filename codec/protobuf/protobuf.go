@@ -31,8 +31,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
 
-	"herald/codec/jview"
-	"herald/codec/native"
+	"herald/codec/jaq/formats"
+	"herald/codec/jaq/rowview"
 	"herald/codec/resource"
 	"herald/codec/types"
 	"herald/codec/values"
@@ -347,7 +347,7 @@ func (f *Format) scalar(fd protoreflect.FieldDescriptor, v protoreflect.Value) (
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return x, nil
 		}
-		return json.Number(jview.AppendFloat(nil, x, 32)), nil
+		return json.Number(rowview.AppendFloat(nil, x, 32)), nil
 	case protoreflect.DoubleKind:
 		return v.Float(), nil
 	case protoreflect.StringKind:
@@ -362,7 +362,7 @@ func (f *Format) scalar(fd protoreflect.FieldDescriptor, v protoreflect.Value) (
 				return nil, &values.Error{Code: values.CodeProtobuf, Msg: "a well-known type has no JSON form", Offset: -1}
 			}
 			var out any
-			if err := native.For(types.JSON).Read(b, func(x any) error { out = x; return nil }); err != nil {
+			if err := formats.For(types.JSON).Read(b, func(x any) error { out = x; return nil }); err != nil {
 				return nil, err
 			}
 			return out, nil
@@ -409,7 +409,7 @@ func clearZeros(m protoreflect.Message) {
 
 // encode writes v as a message of descriptor md.
 func (f *Format) encode(v any, md protoreflect.MessageDescriptor) (*dynamicpb.Message, error) {
-	text, err := native.For(types.JSON).Append(nil, v, native.Lexical{})
+	text, err := formats.For(types.JSON).Append(nil, v, formats.Lexical{})
 	if err != nil {
 		return nil, err
 	}
@@ -431,7 +431,7 @@ func marshal(dst []byte, m proto.Message) ([]byte, error) {
 }
 
 // Append writes ON EMITTING's output as one MESSAGE.
-func (f *Format) Append(dst []byte, v any, _ native.KeyOrder) ([]byte, error) {
+func (f *Format) Append(dst []byte, v any, _ formats.KeyOrder) ([]byte, error) {
 	m, err := f.encode(v, f.s.Message)
 	if err != nil {
 		return dst, err
@@ -440,7 +440,7 @@ func (f *Format) Append(dst []byte, v any, _ native.KeyOrder) ([]byte, error) {
 }
 
 // AppendBatchValue writes ON EMITTING BATCH's output as one BATCH MESSAGE.
-func (f *Format) AppendBatchValue(dst []byte, v any, _ native.KeyOrder) ([]byte, error) {
+func (f *Format) AppendBatchValue(dst []byte, v any, _ formats.KeyOrder) ([]byte, error) {
 	if f.s.Batch == nil {
 		return dst, values.Errorf(values.CodeUnencodable, "", "the codec declares no BATCH MESSAGE")
 	}
@@ -453,7 +453,7 @@ func (f *Format) AppendBatchValue(dst []byte, v any, _ native.KeyOrder) ([]byte,
 
 // AppendContainer writes the members as the BATCH MESSAGE's repeated
 // field.
-func (f *Format) AppendContainer(dst []byte, members []any, _ native.KeyOrder) ([]byte, error) {
+func (f *Format) AppendContainer(dst []byte, members []any, _ formats.KeyOrder) ([]byte, error) {
 	if f.s.Repeated == nil {
 		return dst, values.Errorf(values.CodeUnencodable, "", "a protobuf batch needs BATCH MESSAGE with one repeated field of MESSAGE (or ON EMITTING BATCH)")
 	}

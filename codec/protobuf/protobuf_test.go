@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"herald/codec/native"
+	"herald/codec/jaq/formats"
 	"herald/codec/resource"
 	"herald/codec/types"
 	"herald/codec/values"
@@ -49,7 +49,7 @@ func view(t *testing.T, f *Format, payload []byte) string {
 	t.Helper()
 	var out string
 	err := f.Read(payload, func(v any) error {
-		b, err := native.For(types.JSON).Append(nil, v, native.Lexical{})
+		b, err := formats.For(types.JSON).Append(nil, v, formats.Lexical{})
 		out = string(b)
 		return err
 	})
@@ -71,7 +71,7 @@ func TestView(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var v any
-		if err := native.For(types.JSON).Read([]byte(tt.in), func(x any) error { v = x; return nil }); err != nil {
+		if err := formats.For(types.JSON).Read([]byte(tt.in), func(x any) error { v = x; return nil }); err != nil {
 			t.Fatal(err)
 		}
 		payload, err := f.Append(nil, v, nil)

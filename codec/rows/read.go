@@ -10,7 +10,7 @@ import (
 )
 
 // Scalars converts the scalar values of a batch's rows into one value
-// model (the gojq model of package jview, goavro's native values, ...)
+// model (the gojq model of package rowview, goavro's native values, ...)
 // for Value. Errors carry a Path relative to the value ("" for the value
 // itself); Value prefixes where the value stands.
 type Scalars interface {

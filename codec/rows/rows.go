@@ -5,7 +5,7 @@
 // so a failed payload never leaves a malformed or partial row behind. It
 // also owns the way back: Value walks one value of a finished batch (the
 // type switch over Arrow arrays, collections, null elements) for the
-// encoders that build a value tree (jview's gojq values, WIRE AVRO's
+// encoders that build a value tree (rowview's gojq values, WIRE AVRO's
 // goavro values), each converting scalars through Scalars.
 //
 // It must not parse or write any wire format or apply value rules;

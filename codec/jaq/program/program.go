@@ -1,4 +1,4 @@
-// Package jq owns herald's use of the jq language (github.com/itchyny/gojq):
+// Package program owns herald's use of the jq language (github.com/itchyny/gojq):
 // compiling the programs of JAQ-backed codecs once, running them with a
 // context and an output cap, turning gojq's errors into fixed causes that
 // never quote payload values, and recovering the member order of the
@@ -33,7 +33,7 @@
 //     error where jq returns the input.
 //   - Error messages: gojq's quote values, so they are replaced by a fixed
 //     cause and kept for trace-level logs (RunError.Detail).
-package jq
+package program
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-// Package native owns the payload formats of JAQ-native codecs: a reader
+// Package formats owns the payload formats of JAQ-native codecs: a reader
 // per format that turns a payload into the values it holds, in order, in
 // the gojq value model (nil, bool, int, float64, *big.Int, json.Number,
 // string, []any, map[string]any), and a writer per format that writes one
@@ -14,7 +14,7 @@
 //
 // It must not know internal schemas or run programs, and its errors never
 // quote payload values.
-package native
+package formats
 
 import (
 	"encoding/json"

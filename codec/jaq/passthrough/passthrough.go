@@ -1,11 +1,11 @@
-// Package jsonrows decodes JAQ-native JSON payloads straight into rows for
+// Package passthrough decodes JAQ-native JSON payloads straight into rows for
 // the ingestion programs that only hand values on: '.' (each payload
 // value is a row), '.[]' (each element of an array value is a row), and
 // either after member names ('.a.b', '.readings[]').
 // It walks the JSON tokens into the row builder instead of building the
 // generic value, running the program and decoding its output, and gives
-// the same rows and the same errors as that path (native's JSON reader,
-// package jq and jview.Target): a malformed value rejects the payload
+// the same rows and the same errors as that path (the JSON reader of package formats,
+// package program and rowview.Target): a malformed value rejects the payload
 // even after a row of it failed, and of a row's failures the one of the
 // first field in schema order is reported. Values it does not walk (one
 // that is not an object where the path names a member or ends, not an
@@ -13,8 +13,8 @@
 // and handed to the caller.
 //
 // It must not run programs or apply value rules of its own: JSON syntax
-// comes from package native, the value rules from package jview.
-package jsonrows
+// comes from package formats, the value rules from package rowview.
+package passthrough
 
 import (
 	"bytes"
@@ -25,8 +25,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"herald/codec/jview"
-	"herald/codec/native"
+	"herald/codec/jaq/formats"
+	"herald/codec/jaq/rowview"
 	"herald/codec/rows"
 	"herald/codec/types"
 	"herald/codec/values"
@@ -90,11 +90,11 @@ type Path struct {
 func (d *Decoder) Decode(payload []byte, b *rows.Builder, p Path, h Handler) error {
 	r, _ := d.readers.Get().(*reader)
 	if r == nil {
-		r = &reader{dec: native.NewJSONDecoder(nil)}
+		r = &reader{dec: formats.NewJSONDecoder(nil)}
 	}
-	native.ResetJSONDecoder(r.dec, &r.buf, payload)
+	formats.ResetJSONDecoder(r.dec, &r.buf, payload)
 	defer func() {
-		native.ResetJSONDecoder(r.dec, &r.buf, nil) // keep no reference to the payload
+		formats.ResetJSONDecoder(r.dec, &r.buf, nil) // keep no reference to the payload
 		d.readers.Put(r)
 	}()
 	dec := r.dec
@@ -103,7 +103,7 @@ func (d *Decoder) Decode(payload []byte, b *rows.Builder, p Path, h Handler) err
 			if _, err := dec.ReadToken(); err == io.EOF {
 				return nil
 			} else if err != nil {
-				return native.JSONError(err, dec)
+				return formats.JSONError(err, dec)
 			}
 		}
 		pending, err := d.follow(dec, b, p, h, 0)
@@ -131,7 +131,7 @@ func (d *Decoder) follow(dec *jsontext.Decoder, b *rows.Builder, p Path, h Handl
 	case level == len(p.Keys) && p.Iter && k == '[':
 		return d.elements(dec, b, h, level)
 	}
-	v, err := native.JSONValue(dec, level)
+	v, err := formats.JSONValue(dec, level)
 	if err != nil {
 		return nil, err
 	}
@@ -142,17 +142,17 @@ func (d *Decoder) follow(dec *jsontext.Decoder, b *rows.Builder, p Path, h Handl
 // followed, the others are read and dropped; an absent one is null.
 func (d *Decoder) member(dec *jsontext.Decoder, b *rows.Builder, p Path, h Handler, level int) (pending, err error) {
 	depth := level
-	if e := native.JSONTooDeep(dec, depth); e != nil {
+	if e := formats.JSONTooDeep(dec, depth); e != nil {
 		return nil, e
 	}
 	if _, err := dec.ReadToken(); err != nil {
-		return nil, native.JSONError(err, dec)
+		return nil, formats.JSONError(err, dec)
 	}
 	found := false
 	for dec.PeekKind() != '}' {
 		tok, err := dec.ReadToken()
 		if err != nil {
-			return nil, native.JSONError(err, dec)
+			return nil, formats.JSONError(err, dec)
 		}
 		if !found && tok.String() == p.Keys[level] {
 			found = true
@@ -161,12 +161,12 @@ func (d *Decoder) member(dec *jsontext.Decoder, b *rows.Builder, p Path, h Handl
 			}
 			continue
 		}
-		if _, err := native.JSONValue(dec, depth+1); err != nil {
+		if _, err := formats.JSONValue(dec, depth+1); err != nil {
 			return nil, err
 		}
 	}
 	if _, err := dec.ReadToken(); err != nil {
-		return nil, native.JSONError(err, dec)
+		return nil, formats.JSONError(err, dec)
 	}
 	if !found {
 		pending = h.Rest(level+1, nil)
@@ -177,7 +177,7 @@ func (d *Decoder) member(dec *jsontext.Decoder, b *rows.Builder, p Path, h Handl
 // one walks an object at depth, the one output of its value.
 func (d *Decoder) one(dec *jsontext.Decoder, b *rows.Builder, h Handler, depth int) (pending, err error) {
 	if err := h.Output(0); err != nil {
-		if _, serr := native.JSONValue(dec, depth); serr != nil {
+		if _, serr := formats.JSONValue(dec, depth); serr != nil {
 			return nil, serr
 		}
 		return err, nil
@@ -194,18 +194,18 @@ func (d *Decoder) one(dec *jsontext.Decoder, b *rows.Builder, h Handler, depth i
 
 // elements walks an array at depth, whose elements are the outputs.
 func (d *Decoder) elements(dec *jsontext.Decoder, b *rows.Builder, h Handler, depth int) (pending, err error) {
-	if e := native.JSONTooDeep(dec, depth); e != nil {
+	if e := formats.JSONTooDeep(dec, depth); e != nil {
 		return nil, e
 	}
 	if _, err := dec.ReadToken(); err != nil {
-		return nil, native.JSONError(err, dec)
+		return nil, formats.JSONError(err, dec)
 	}
 	for out := 0; dec.PeekKind() != ']'; out++ {
 		if pending == nil {
 			pending = h.Output(out)
 		}
 		if pending != nil {
-			if _, err := native.JSONValue(dec, depth+1); err != nil {
+			if _, err := formats.JSONValue(dec, depth+1); err != nil {
 				return nil, err
 			}
 			continue
@@ -220,14 +220,14 @@ func (d *Decoder) elements(dec *jsontext.Decoder, b *rows.Builder, h Handler, de
 			}
 			continue
 		}
-		v, err := native.JSONValue(dec, depth+1)
+		v, err := formats.JSONValue(dec, depth+1)
 		if err != nil {
 			return nil, err
 		}
 		pending = h.Row(out, v)
 	}
 	if _, err := dec.ReadToken(); err != nil {
-		return nil, native.JSONError(err, dec)
+		return nil, formats.JSONError(err, dec)
 	}
 	return pending, nil
 }
@@ -261,11 +261,11 @@ func (s *fieldSet) has(i int) bool {
 // terr is the row's failure to fit the schema (the row is abandoned),
 // reported only once the whole object has been read.
 func (d *Decoder) object(dec *jsontext.Decoder, depth int, b *rows.Builder) (terr *values.Error, err error) {
-	if e := native.JSONTooDeep(dec, depth); e != nil {
+	if e := formats.JSONTooDeep(dec, depth); e != nil {
 		return nil, e
 	}
 	if _, err := dec.ReadToken(); err != nil {
-		return nil, native.JSONError(err, dec)
+		return nil, formats.JSONError(err, dec)
 	}
 	b.BeginRow()
 	var seen fieldSet
@@ -279,13 +279,13 @@ func (d *Decoder) object(dec *jsontext.Decoder, depth int, b *rows.Builder) (ter
 	for k := dec.PeekKind(); k != '}'; k = dec.PeekKind() {
 		if k != '"' { // not a name: the error the reader's ReadToken gives
 			if _, err := dec.ReadToken(); err != nil {
-				return nil, native.JSONError(err, dec)
+				return nil, formats.JSONError(err, dec)
 			}
 			return nil, &values.Error{Code: values.CodeSyntax, Msg: "malformed JSON", Offset: int(dec.InputOffset())}
 		}
 		raw, err := dec.ReadValue()
 		if err != nil {
-			return nil, native.JSONError(err, dec)
+			return nil, formats.JSONError(err, dec)
 		}
 		var i int
 		var ok bool
@@ -293,12 +293,12 @@ func (d *Decoder) object(dec *jsontext.Decoder, depth int, b *rows.Builder) (ter
 			i, ok = d.names[string(raw[1:len(raw)-1])]
 		} else {
 			if scratch, err = jsontext.AppendUnquote(scratch[:0], raw); err != nil {
-				return nil, native.JSONError(err, dec)
+				return nil, formats.JSONError(err, dec)
 			}
 			i, ok = d.names[string(scratch)]
 		}
 		if !ok || i > errAt {
-			if _, err := native.JSONValue(dec, depth+1); err != nil {
+			if _, err := formats.JSONValue(dec, depth+1); err != nil {
 				return nil, err
 			}
 			continue
@@ -306,11 +306,11 @@ func (d *Decoder) object(dec *jsontext.Decoder, depth int, b *rows.Builder) (ter
 		seen.set(i)
 		kind := dec.PeekKind()
 		if kind == 'n' {
-			if e := native.JSONTooDeep(dec, depth+1); e != nil {
+			if e := formats.JSONTooDeep(dec, depth+1); e != nil {
 				return nil, e
 			}
 			if _, err := dec.ReadToken(); err != nil {
-				return nil, native.JSONError(err, dec)
+				return nil, formats.JSONError(err, dec)
 			}
 			if d.fields[i].Optional {
 				b.Col(i).B.AppendNull()
@@ -329,7 +329,7 @@ func (d *Decoder) object(dec *jsontext.Decoder, depth int, b *rows.Builder) (ter
 		}
 	}
 	if _, err := dec.ReadToken(); err != nil {
-		return nil, native.JSONError(err, dec)
+		return nil, formats.JSONError(err, dec)
 	}
 	for i, f := range d.fields {
 		if i > errAt {
@@ -360,53 +360,53 @@ func (d *Decoder) object(dec *jsontext.Decoder, depth int, b *rows.Builder) (ter
 func (d *Decoder) value(c *rows.Col, dec *jsontext.Decoder, kind jsontext.Kind, jd, td int) (*values.Error, error) {
 	switch kind {
 	case '0':
-		if e := native.JSONTooDeep(dec, jd); e != nil {
+		if e := formats.JSONTooDeep(dec, jd); e != nil {
 			return nil, e
 		}
 		raw, err := dec.ReadValue()
 		if err != nil {
-			return nil, native.JSONError(err, dec)
+			return nil, formats.JSONError(err, dec)
 		}
-		return jview.DecodeNumber(c, raw, td), nil
+		return rowview.DecodeNumber(c, raw, td), nil
 	case '"':
-		if e := native.JSONTooDeep(dec, jd); e != nil {
+		if e := formats.JSONTooDeep(dec, jd); e != nil {
 			return nil, e
 		}
 		raw, err := dec.ReadValue()
 		if err != nil {
-			return nil, native.JSONError(err, dec)
+			return nil, formats.JSONError(err, dec)
 		}
 		if bytes.IndexByte(raw, '\\') < 0 {
 			s := raw[1 : len(raw)-1]
 			// DecodeString keeps no reference to s
-			return jview.DecodeString(c, unsafe.String(unsafe.SliceData(s), len(s)), td), nil
+			return rowview.DecodeString(c, unsafe.String(unsafe.SliceData(s), len(s)), td), nil
 		}
 		u, err := jsontext.AppendUnquote(nil, raw)
 		if err != nil {
-			return nil, native.JSONError(err, dec)
+			return nil, formats.JSONError(err, dec)
 		}
-		return jview.DecodeString(c, string(u), td), nil
+		return rowview.DecodeString(c, string(u), td), nil
 	case '[':
-		if (c.Kind == types.Array || c.Kind == types.Vec) && td <= jview.MaxDepth {
+		if (c.Kind == types.Array || c.Kind == types.Vec) && td <= rowview.MaxDepth {
 			return d.array(c, dec, jd, td)
 		}
 	}
-	v, err := native.JSONValue(dec, jd)
+	v, err := formats.JSONValue(dec, jd)
 	if err != nil {
 		return nil, err
 	}
-	return jview.Decode(c, v, td), nil
+	return rowview.Decode(c, v, td), nil
 }
 
 // array walks an array into an ARRAY or VEC column. A fixed axis keeps
 // at most its length of elements; a wrong length is reported over any
 // element's failure, as the decode of the built value checks it first.
 func (d *Decoder) array(c *rows.Col, dec *jsontext.Decoder, jd, td int) (*values.Error, error) {
-	if e := native.JSONTooDeep(dec, jd); e != nil {
+	if e := formats.JSONTooDeep(dec, jd); e != nil {
 		return nil, e
 	}
 	if _, err := dec.ReadToken(); err != nil {
-		return nil, native.JSONError(err, dec)
+		return nil, formats.JSONError(err, dec)
 	}
 	fixed := c.Kind == types.Array
 	if fixed {
@@ -419,17 +419,17 @@ func (d *Decoder) array(c *rows.Col, dec *jsontext.Decoder, jd, td int) (*values
 	for kind := dec.PeekKind(); kind != ']'; kind = dec.PeekKind() {
 		j++
 		if terr != nil || (fixed && j > c.N) {
-			if _, err := native.JSONValue(dec, jd+1); err != nil {
+			if _, err := formats.JSONValue(dec, jd+1); err != nil {
 				return nil, err
 			}
 			continue
 		}
 		if kind == 'n' {
-			if e := native.JSONTooDeep(dec, jd+1); e != nil {
+			if e := formats.JSONTooDeep(dec, jd+1); e != nil {
 				return nil, e
 			}
 			if _, err := dec.ReadToken(); err != nil {
-				return nil, native.JSONError(err, dec)
+				return nil, formats.JSONError(err, dec)
 			}
 			terr = values.Errorf(values.CodeNullValue, values.IndexPath("", j-1), "null where a value is required (collection elements are never null)")
 			continue
@@ -444,7 +444,7 @@ func (d *Decoder) array(c *rows.Col, dec *jsontext.Decoder, jd, td int) (*values
 		}
 	}
 	if _, err := dec.ReadToken(); err != nil {
-		return nil, native.JSONError(err, dec)
+		return nil, formats.JSONError(err, dec)
 	}
 	if fixed && j != c.N {
 		return values.Errorf(values.CodeShape, "", "fixed axis of length "+strconv.Itoa(c.N)+" has "+strconv.Itoa(j)+" elements"), nil

@@ -1,4 +1,4 @@
-// Package jview owns the JSON view of internal rows that JAQ-backed codecs
+// Package rowview owns the JSON view of internal rows that JAQ-backed codecs
 // run their programs on: the conversion of one row of an Arrow record
 // batch into a value of the gojq value model (Row), and the exact decode
 // of a program's output object into one row (Target). Integers are exact
@@ -11,7 +11,7 @@
 // its own: ranges, float parsing at width, datetimes and base64 come from
 // package values. Its errors never quote values: a mismatch is described
 // by the JSON kind found.
-package jview
+package rowview
 
 import (
 	"encoding/json"

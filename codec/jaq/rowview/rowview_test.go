@@ -1,4 +1,4 @@
-package jview
+package rowview
 
 import (
 	"encoding/json"
