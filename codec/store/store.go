@@ -41,6 +41,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"herald/codec/internal/cborhead"
 	"herald/codec/types"
 	"herald/codec/values"
 )
@@ -99,30 +100,15 @@ const (
 	tagTime = 1001
 )
 
-func appendHead(dst []byte, major byte, n uint64) []byte {
-	m := major << 5
-	switch {
-	case n < 24:
-		return append(dst, m|byte(n))
-	case n <= math.MaxUint8:
-		return append(dst, m|24, byte(n))
-	case n <= math.MaxUint16:
-		return binary.BigEndian.AppendUint16(append(dst, m|25), uint16(n))
-	case n <= math.MaxUint32:
-		return binary.BigEndian.AppendUint32(append(dst, m|26), uint32(n))
-	}
-	return binary.BigEndian.AppendUint64(append(dst, m|27), n)
-}
-
 func appendInt(dst []byte, v int64) []byte {
 	if v >= 0 {
-		return appendHead(dst, majUint, uint64(v))
+		return cborhead.Append(dst, majUint, uint64(v))
 	}
-	return appendHead(dst, majNeg, ^uint64(v))
+	return cborhead.Append(dst, majNeg, ^uint64(v))
 }
 
 func appendText(dst []byte, major byte, s string) []byte {
-	dst = appendHead(dst, major, uint64(len(s)))
+	dst = cborhead.Append(dst, major, uint64(len(s)))
 	return append(dst, s...)
 }
 
@@ -133,7 +119,7 @@ func appendTime(dst []byte, ns int64) []byte {
 		frac += 1e9
 		secs--
 	}
-	dst = appendHead(dst, majTag, tagTime)
+	dst = cborhead.Append(dst, majTag, tagTime)
 	if frac == 0 {
 		dst = append(dst, 0xa1, 0x01)
 		return appendInt(dst, secs)
@@ -141,7 +127,7 @@ func appendTime(dst []byte, ns int64) []byte {
 	dst = append(dst, 0xa2, 0x01)
 	dst = appendInt(dst, secs)
 	dst = append(dst, 0x28) // -9
-	return appendHead(dst, majUint, uint64(frac))
+	return cborhead.Append(dst, majUint, uint64(frac))
 }
 
 type efield struct {
@@ -160,7 +146,7 @@ type Encoder struct {
 
 // NewEncoder returns the encoder of rows of schema s.
 func NewEncoder(s *types.Schema) *Encoder {
-	e := &Encoder{s: s, head: appendHead(nil, majMap, uint64(len(s.Fields)))}
+	e := &Encoder{s: s, head: cborhead.Append(nil, majMap, uint64(len(s.Fields)))}
 	for _, f := range s.Fields {
 		e.fields = append(e.fields, efield{name: f.Name, key: appendText(nil, majText, f.Name), optional: f.Optional})
 	}
@@ -198,13 +184,13 @@ func (e *Encoder) AppendRow(dst []byte, rec arrow.RecordBatch, i int) ([]byte, e
 func appendValue(dst []byte, arr arrow.Array, i, depth int) ([]byte, *values.Error) {
 	switch a := arr.(type) {
 	case *array.Uint8:
-		return appendHead(dst, majUint, uint64(a.Value(i))), nil
+		return cborhead.Append(dst, majUint, uint64(a.Value(i))), nil
 	case *array.Uint16:
-		return appendHead(dst, majUint, uint64(a.Value(i))), nil
+		return cborhead.Append(dst, majUint, uint64(a.Value(i))), nil
 	case *array.Uint32:
-		return appendHead(dst, majUint, uint64(a.Value(i))), nil
+		return cborhead.Append(dst, majUint, uint64(a.Value(i))), nil
 	case *array.Uint64:
-		return appendHead(dst, majUint, a.Value(i)), nil
+		return cborhead.Append(dst, majUint, a.Value(i)), nil
 	case *array.Int8:
 		return appendInt(dst, int64(a.Value(i))), nil
 	case *array.Int16:
@@ -230,7 +216,7 @@ func appendValue(dst []byte, arr arrow.Array, i, depth int) ([]byte, *values.Err
 		return appendText(dst, majText, s), nil
 	case *array.Binary:
 		b := a.Value(i)
-		dst = appendHead(dst, majBytes, uint64(len(b)))
+		dst = cborhead.Append(dst, majBytes, uint64(len(b)))
 		return append(dst, b...), nil
 	case *array.Timestamp:
 		return appendTime(dst, int64(a.Value(i))), nil
@@ -245,7 +231,7 @@ func appendValue(dst []byte, arr arrow.Array, i, depth int) ([]byte, *values.Err
 }
 
 func appendList(dst []byte, child arrow.Array, lo, hi, depth int) ([]byte, *values.Error) {
-	dst = appendHead(dst, majArray, uint64(hi-lo))
+	dst = cborhead.Append(dst, majArray, uint64(hi-lo))
 	var err *values.Error
 	for j := lo; j < hi; j++ {
 		if child.IsNull(j) {
@@ -268,7 +254,7 @@ func appendList(dst []byte, child arrow.Array, lo, hi, depth int) ([]byte, *valu
 func AppendInt(dst []byte, v int64) []byte { return appendInt(dst, v) }
 
 // AppendUint appends an unsigned integer (U8…U64).
-func AppendUint(dst []byte, v uint64) []byte { return appendHead(dst, majUint, v) }
+func AppendUint(dst []byte, v uint64) []byte { return cborhead.Append(dst, majUint, v) }
 
 // AppendF32 appends an F32 with its bits as they are.
 func AppendF32(dst []byte, v float32) []byte {
@@ -295,13 +281,13 @@ func AppendText(dst, s []byte) ([]byte, *values.Error) {
 	if !utf8.Valid(s) {
 		return dst, values.Errorf(values.CodeInvalidUTF8, "", "text is not valid UTF-8")
 	}
-	dst = appendHead(dst, majText, uint64(len(s)))
+	dst = cborhead.Append(dst, majText, uint64(len(s)))
 	return append(dst, s...), nil
 }
 
 // AppendBytes appends a BYTES value.
 func AppendBytes(dst, b []byte) []byte {
-	dst = appendHead(dst, majBytes, uint64(len(b)))
+	dst = cborhead.Append(dst, majBytes, uint64(len(b)))
 	return append(dst, b...)
 }
 
@@ -310,7 +296,7 @@ func AppendTime(dst []byte, ns int64) []byte { return appendTime(dst, ns) }
 
 // AppendArrayHead appends the head of an ARRAY axis or VEC of n elements;
 // the n elements follow it.
-func AppendArrayHead(dst []byte, n int) []byte { return appendHead(dst, majArray, uint64(n)) }
+func AppendArrayHead(dst []byte, n int) []byte { return cborhead.Append(dst, majArray, uint64(n)) }
 
 // AppendFields appends one row whose field values are already encoded:
 // vals[k] is field k's value as the appenders above write it, nil for

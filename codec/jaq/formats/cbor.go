@@ -15,6 +15,7 @@ import (
 
 	fx "github.com/fxamacker/cbor/v2"
 
+	"herald/codec/internal/cborhead"
 	"herald/codec/values"
 )
 
@@ -155,38 +156,23 @@ func (cborFormat) AppendContainer(dst []byte, members []any, o KeyOrder) ([]byte
 	return cborAppend(dst, members, o, "", 0)
 }
 
-func cborHead(dst []byte, major byte, v uint64) []byte {
-	m := major << 5
-	switch {
-	case v < 24:
-		return append(dst, m|byte(v))
-	case v <= math.MaxUint8:
-		return append(dst, m|24, byte(v))
-	case v <= math.MaxUint16:
-		return binary.BigEndian.AppendUint16(append(dst, m|25), uint16(v))
-	case v <= math.MaxUint32:
-		return binary.BigEndian.AppendUint32(append(dst, m|26), uint32(v))
-	}
-	return binary.BigEndian.AppendUint64(append(dst, m|27), v)
-}
-
 func cborBig(dst []byte, b *big.Int) []byte {
 	if b.Sign() >= 0 {
 		if b.IsUint64() {
-			return cborHead(dst, 0, b.Uint64())
+			return cborhead.Append(dst, 0, b.Uint64())
 		}
 		mag := b.Bytes()
-		dst = cborHead(dst, 6, 2)
-		return append(cborHead(dst, 2, uint64(len(mag))), mag...)
+		dst = cborhead.Append(dst, 6, 2)
+		return append(cborhead.Append(dst, 2, uint64(len(mag))), mag...)
 	}
 	n := new(big.Int).Neg(b)
 	n.Sub(n, big.NewInt(1)) // CBOR stores -1-n
 	if n.IsUint64() {
-		return cborHead(dst, 1, n.Uint64())
+		return cborhead.Append(dst, 1, n.Uint64())
 	}
 	mag := n.Bytes()
-	dst = cborHead(dst, 6, 3)
-	return append(cborHead(dst, 2, uint64(len(mag))), mag...)
+	dst = cborhead.Append(dst, 6, 3)
+	return append(cborhead.Append(dst, 2, uint64(len(mag))), mag...)
 }
 
 func cborFloat(dst []byte, f float64, single bool) []byte {
@@ -210,9 +196,9 @@ func cborAppend(dst []byte, v any, o KeyOrder, path string, depth int) ([]byte, 
 		return append(dst, 0xf4), nil
 	case int:
 		if x >= 0 {
-			return cborHead(dst, 0, uint64(x)), nil
+			return cborhead.Append(dst, 0, uint64(x)), nil
 		}
-		return cborHead(dst, 1, uint64(-(x + 1))), nil
+		return cborhead.Append(dst, 1, uint64(-(x + 1))), nil
 	case *big.Int:
 		return cborBig(dst, x), nil
 	case float64:
@@ -247,9 +233,9 @@ func cborAppend(dst []byte, v any, o KeyOrder, path string, depth int) ([]byte, 
 		if !utf8.ValidString(x) {
 			return dst, values.Errorf(values.CodeInvalidUTF8, path, "text is not valid UTF-8")
 		}
-		return append(cborHead(dst, 3, uint64(len(x))), x...), nil
+		return append(cborhead.Append(dst, 3, uint64(len(x))), x...), nil
 	case []any:
-		dst = cborHead(dst, 4, uint64(len(x)))
+		dst = cborhead.Append(dst, 4, uint64(len(x)))
 		for i, e := range x {
 			var err error
 			if dst, err = cborAppend(dst, e, o, values.IndexPath(path, i), depth+1); err != nil {
@@ -258,12 +244,12 @@ func cborAppend(dst []byte, v any, o KeyOrder, path string, depth int) ([]byte, 
 		}
 		return dst, nil
 	case map[string]any:
-		dst = cborHead(dst, 5, uint64(len(x)))
+		dst = cborhead.Append(dst, 5, uint64(len(x)))
 		for _, k := range o.Keys(x) {
 			if !utf8.ValidString(k) {
 				return dst, values.Errorf(values.CodeInvalidUTF8, path, "a member name is not valid UTF-8")
 			}
-			dst = append(cborHead(dst, 3, uint64(len(k))), k...)
+			dst = append(cborhead.Append(dst, 3, uint64(len(k))), k...)
 			var err error
 			if dst, err = cborAppend(dst, x[k], o, keyPath(path, k), depth+1); err != nil {
 				return dst, err

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"herald/codec/bind"
+	"herald/codec/internal/cborhead"
 	"herald/codec/types"
 	"herald/codec/values"
 )
@@ -44,32 +45,16 @@ func NewEncoder(p *bind.Plan) *Encoder {
 	return e
 }
 
-// head appends a CBOR head of major type m with argument v, shortest form.
-func head(dst []byte, m byte, v uint64) []byte {
-	m <<= 5
-	switch {
-	case v < 24:
-		return append(dst, m|byte(v))
-	case v <= math.MaxUint8:
-		return append(dst, m|24, byte(v))
-	case v <= math.MaxUint16:
-		return binary.BigEndian.AppendUint16(append(dst, m|25), uint16(v))
-	case v <= math.MaxUint32:
-		return binary.BigEndian.AppendUint32(append(dst, m|26), uint32(v))
-	}
-	return binary.BigEndian.AppendUint64(append(dst, m|27), v)
-}
-
 func appendText(dst []byte, s string) []byte {
-	dst = head(dst, 3, uint64(len(s)))
+	dst = cborhead.Append(dst, 3, uint64(len(s)))
 	return append(dst, s...)
 }
 
 func appendInt(dst []byte, v int64) []byte {
 	if v < 0 {
-		return head(dst, 1, uint64(-(v + 1)))
+		return cborhead.Append(dst, 1, uint64(-(v + 1)))
 	}
-	return head(dst, 0, uint64(v))
+	return cborhead.Append(dst, 0, uint64(v))
 }
 
 // AppendRow appends row i of rec as one CBOR map.
@@ -88,7 +73,7 @@ func (e *Encoder) AppendRow(dst []byte, rec arrow.RecordBatch, i int) ([]byte, e
 // AppendBatch appends the rows as one definite-length CBOR array.
 func (e *Encoder) AppendBatch(dst []byte, rec arrow.RecordBatch, rowIdx []int) ([]byte, int, error) {
 	start := len(dst)
-	dst = head(dst, 4, uint64(len(rowIdx)))
+	dst = cborhead.Append(dst, 4, uint64(len(rowIdx)))
 	var err error
 	for _, i := range rowIdx {
 		if dst, err = e.appendMap(dst, rec, i); err != nil {
@@ -113,7 +98,7 @@ func (e *Encoder) appendMap(dst []byte, rec arrow.RecordBatch, i int) ([]byte, e
 		}
 		n++
 	}
-	dst = head(dst, 5, uint64(n))
+	dst = cborhead.Append(dst, 5, uint64(n))
 	var err error
 	for k := range e.fields {
 		f := &e.fields[k]
@@ -132,13 +117,13 @@ func (e *Encoder) appendMap(dst []byte, rec arrow.RecordBatch, i int) ([]byte, e
 func appendValue(dst []byte, arr arrow.Array, i int, path string) ([]byte, error) {
 	switch a := arr.(type) {
 	case *array.Uint8:
-		return head(dst, 0, uint64(a.Value(i))), nil
+		return cborhead.Append(dst, 0, uint64(a.Value(i))), nil
 	case *array.Uint16:
-		return head(dst, 0, uint64(a.Value(i))), nil
+		return cborhead.Append(dst, 0, uint64(a.Value(i))), nil
 	case *array.Uint32:
-		return head(dst, 0, uint64(a.Value(i))), nil
+		return cborhead.Append(dst, 0, uint64(a.Value(i))), nil
 	case *array.Uint64:
-		return head(dst, 0, a.Value(i)), nil
+		return cborhead.Append(dst, 0, a.Value(i)), nil
 	case *array.Int8:
 		return appendInt(dst, int64(a.Value(i))), nil
 	case *array.Int16:
@@ -164,7 +149,7 @@ func appendValue(dst []byte, arr arrow.Array, i int, path string) ([]byte, error
 		return appendText(dst, s), nil
 	case *array.Binary:
 		v := a.Value(i)
-		dst = head(dst, 3, uint64((len(v)+2)/3*4))
+		dst = cborhead.Append(dst, 3, uint64((len(v)+2)/3*4))
 		return values.AppendBase64(dst, v), nil
 	case *array.Timestamp:
 		var buf [40]byte
@@ -180,7 +165,7 @@ func appendValue(dst []byte, arr arrow.Array, i int, path string) ([]byte, error
 }
 
 func appendList(dst []byte, child arrow.Array, lo, hi int, path string) ([]byte, error) {
-	dst = head(dst, 4, uint64(hi-lo))
+	dst = cborhead.Append(dst, 4, uint64(hi-lo))
 	var err error
 	for j := lo; j < hi; j++ {
 		if child.IsNull(j) {
