@@ -79,10 +79,6 @@ func For(f types.Format) Format {
 	return nil
 }
 
-func syntax(msg string, offset int) *values.Error {
-	return &values.Error{Code: values.CodeSyntax, Msg: msg, Offset: offset}
-}
-
 func unencodable(path, msg string) *values.Error {
 	return values.Errorf(values.CodeUnencodable, path, msg)
 }

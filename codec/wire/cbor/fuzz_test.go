@@ -110,7 +110,7 @@ func FuzzDecode(f *testing.F) {
 
 // decodeOne decodes payload with fn into a fresh builder and returns the
 // row count, the error and the row view of the finished batch.
-func decodeOne(t *testing.T, p *bind.Plan, rv *wjson.Encoder, payload []byte, fn func([]byte, *rows.Builder) (int, error)) (int, error, string) {
+func decodeOne(t *testing.T, p *bind.Plan, rv *wjson.Encoder, payload []byte, fn func([]byte, *rows.Builder) (int, error)) (int, string, error) {
 	t.Helper()
 	b := rows.NewBuilder(memory.NewGoAllocator(), p.Schema)
 	defer b.Release()
@@ -124,18 +124,18 @@ func decodeOne(t *testing.T, p *bind.Plan, rv *wjson.Encoder, payload []byte, fn
 		t.Fatalf("rows %d vs %d", rec.NumRows(), n)
 	}
 	if n == 0 {
-		return n, err, ""
+		return n, "", err
 	}
 	x, xerr := rv.AppendRow(nil, rec, 0)
 	if xerr != nil {
 		t.Fatal(xerr)
 	}
-	return n, err, string(x)
+	return n, string(x), err
 }
 
 func checkDecode(t *testing.T, p *bind.Plan, d *Decoder, e *Encoder, rv *wjson.Encoder, payload []byte) {
-	n, err, row := decodeOne(t, p, rv, payload, d.Decode)
-	gn, gerr, grow := decodeOne(t, p, rv, payload, d.DecodeGeneric)
+	n, row, err := decodeOne(t, p, rv, payload, d.Decode)
+	gn, grow, gerr := decodeOne(t, p, rv, payload, d.DecodeGeneric)
 	if n != gn || (err == nil) != (gerr == nil) {
 		t.Fatalf("%x: decoder %d rows (%v), library %d rows (%v)", payload, n, err, gn, gerr)
 	}

@@ -364,7 +364,7 @@ func TestFloat32Lists(t *testing.T) {
 	lb := rb.Field(0).(*array.ListBuilder)
 	vb := lb.ValueBuilder().(*array.Float32Builder)
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
-	lists := [][]float32{{}, {nan}, {inf, nan}, {1, nan, 2}, {nan, 0.1, -inf}, {0.5, 1e-7, 3e38, -0.0, 16777217, 1.1754944e-38, nan}}
+	lists := [][]float32{{}, {nan}, {inf, nan}, {1, nan, 2}, {nan, 0.1, -inf}, {0.5, 1e-7, 3e38, float32(math.Copysign(0, -1)), 16777217, 1.1754944e-38, nan}}
 	for i := range 200 { // pseudo-random runs
 		var l []float32
 		for j := range i % 17 {
