@@ -15,6 +15,7 @@ type BatchLimitError struct {
 	Count, Max int
 }
 
+// Error returns the message.
 func (e *BatchLimitError) Error() string {
 	return fmt.Sprintf("the batch has %d notifications; at most %d are allowed (application.max_batch_notifications)", e.Count, e.Max)
 }

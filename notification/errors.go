@@ -37,6 +37,7 @@ type ParseError struct {
 	Detail string
 }
 
+// Error returns the message.
 func (e *ParseError) Error() string {
 	switch e.Kind {
 	case InvalidJSON:
@@ -56,6 +57,7 @@ type UnknownEventTypeError struct {
 	Configured []string
 }
 
+// Error returns the message.
 func (e *UnknownEventTypeError) Error() string {
 	return fmt.Sprintf("unknown event type '%s'", e.EventType)
 }
@@ -74,6 +76,7 @@ type ValidationError struct {
 	Cause error
 }
 
+// Error returns the message.
 func (e *ValidationError) Error() string { return e.Message }
 
 // Unwrap returns the cause.

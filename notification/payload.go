@@ -171,10 +171,10 @@ func (p *TypedPayload) Formats() []string { return append([]string(nil), p.names
 
 // codecCache compiles each codec of a catalog once per registry.
 type codecCache struct {
-	cat  *catalog.Catalog
-	opts codec.Options
-	done map[string]*codec.Codec
-	errs map[string]error
+	cat    *catalog.Catalog
+	opts   codec.Options
+	done   map[string]*codec.Codec
+	errs   map[string]error
 	failed bool // the codecs block did not load
 }
 
@@ -461,6 +461,7 @@ type PayloadError struct {
 	Err error
 }
 
+// Error returns the message.
 func (e *PayloadError) Error() string {
 	msg := e.Err.Error()
 	var je *jaq.Error
@@ -496,6 +497,7 @@ type BusyError struct {
 	Err   error
 }
 
+// Error returns the message.
 func (e *BusyError) Error() string {
 	return "codec " + types.Quote(e.Codec) + ": the extension workers are busy, so the payload was not judged; nothing was stored, retry later"
 }

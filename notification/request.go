@@ -164,6 +164,7 @@ func parseRequest(body []byte, fields map[string]bool, allowed string) (*Request
 // identifier and payload (the event type is the producer's).
 type ElementKeyError struct{ Key string }
 
+// Error returns the message.
 func (e *ElementKeyError) Error() string {
 	return "unknown key '" + e.Key + "': an element has identifier and payload"
 }

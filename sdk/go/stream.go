@@ -31,6 +31,7 @@ type HTTPError[T any] struct {
 	Parsed *T
 }
 
+// Error returns the message.
 func (e *HTTPError[T]) Error() string { return fmt.Sprintf("HTTP %d", e.Status) }
 
 // OpenWatch starts a watch. A refusal is an *HTTPError[heraldclient.WatchResponse].
