@@ -585,9 +585,73 @@ func (c *Catalog) Keys() []Key {
 // ShowCreate returns the canonical definition of an entity.
 func (c *Catalog) ShowCreate(k Key) (string, bool) { return c.st.showCreate(k) }
 
-// Fingerprint returns the fingerprint of an entity's canonical definition.
+// part is one canonical form in an entity's signature: the entity's own
+// (ref "") or that of an entity it references.
+type part struct {
+	ref  string
+	text string
+}
+
+// parts returns the canonical forms an entity's fingerprint covers: its
+// SHOW CREATE text, then, for a codec, the canonical forms of the
+// entities it references in the order its statement names them: the wire
+// schema it reads (FROM WIRE … SCHEMA) or the resource version its
+// descriptors were compiled from (USING RESOURCE, resolved when LATEST),
+// then the internal schema (TO SCHEMA). Internal and wire schemas
+// reference nothing; SYSLOG is a fixed contract, not an entity.
+func (c *Catalog) parts(k Key) ([]part, bool) {
+	own, ok := c.st.showCreate(k)
+	if !ok {
+		return nil, false
+	}
+	out := []part{{text: own}}
+	if k.Kind != ddl.KindCodec {
+		return out, true
+	}
+	cd := c.st.codecs[k.Name]
+	add := func(ref Key) {
+		if text, ok := c.st.showCreate(ref); ok {
+			out = append(out, part{ref: ref.String(), text: text})
+		}
+	}
+	if cd.Format != types.SYSLOG && cd.Jaq == nil {
+		add(Key{Kind: ddl.KindWire, Format: cd.Format, Name: cd.Wire})
+	}
+	if ps := c.st.protos[k.Name]; ps != nil && ps.Resource != nil {
+		r := ps.Resource
+		out = append(out, part{ref: fmt.Sprintf("RESOURCE %s VERSION %d", types.Quote(r.Name), r.Version), text: r.Canonical()})
+	}
+	add(Key{Kind: ddl.KindSchema, Name: cd.Schema})
+	return out, true
+}
+
+// Canonical returns the canonical form of an entity, the text its
+// fingerprint is computed over. For an internal or wire schema it is the
+// SHOW CREATE text. For a codec it is the codec's SHOW CREATE text
+// followed, each on lines of its own, by the SHOW CREATE text of the wire
+// schema it reads (declared wire codecs), the canonical form of the
+// resource version it compiled from (protobuf codecs, see
+// resource.Resource.Canonical), and the SHOW CREATE text of its internal
+// schema: so a change to any entity a codec references changes the
+// codec's fingerprint, as the schema-evolution rules require of a schema
+// id ("a change to Address changes the id of a User that references
+// it").
+func (c *Catalog) Canonical(k Key) (string, bool) {
+	ps, ok := c.parts(k)
+	if !ok {
+		return "", false
+	}
+	refs := make([]string, 0, len(ps)-1)
+	for _, p := range ps[1:] {
+		refs = append(refs, p.text)
+	}
+	return types.Signature(ps[0].text, refs...), true
+}
+
+// Fingerprint returns the fingerprint of an entity's canonical form (see
+// Canonical).
 func (c *Catalog) Fingerprint(k Key) (types.Fingerprint, bool) {
-	text, ok := c.st.showCreate(k)
+	text, ok := c.Canonical(k)
 	if !ok {
 		return types.Fingerprint{}, false
 	}

@@ -30,6 +30,11 @@ type Change struct {
 	// format (JSON, CBOR, AVRO for an internal schema; its own format for
 	// a wire schema), comparing the two definitions as a whole.
 	Verdicts []evolve.Verdict
+	// Via says, for a changed codec, which parts of its canonical form
+	// changed: "its definition" for its own SHOW CREATE text, and each
+	// referenced entity (e.g. "SCHEMA notification") whose canonical form
+	// changed or that it now references.
+	Via []string
 }
 
 // Diff compares two catalogs entity by entity, in the order of Keys (old
@@ -68,6 +73,8 @@ func Diff(old, new *Catalog) []Change {
 				n, _ := new.Wire(k.Format, k.Name)
 				breaks := evolve.Wire(step, o, n)
 				ch.Verdicts = []evolve.Verdict{{Entity: k.String(), Format: k.Format, Breaks: breaks}}
+			case ddl.KindCodec:
+				ch.Via = via(old, new, k)
 			}
 		}
 		out = append(out, ch)
@@ -75,7 +82,31 @@ func Diff(old, new *Catalog) []Change {
 	return out
 }
 
-// String explains a change: one line, then each verdict.
+// via lists the parts of a codec's canonical form that differ between two
+// catalogs: its own definition, then the referenced entities.
+func via(old, new *Catalog, k Key) []string {
+	op, _ := old.parts(k)
+	np, _ := new.parts(k)
+	before := make(map[string]string, len(op))
+	for _, p := range op {
+		before[p.ref] = p.text
+	}
+	var out []string
+	for _, p := range np {
+		if t, ok := before[p.ref]; ok && t == p.text {
+			continue
+		}
+		if p.ref == "" {
+			out = append(out, "its definition")
+		} else {
+			out = append(out, p.ref)
+		}
+	}
+	return out
+}
+
+// String explains a change: one line, then what changed in a codec's
+// canonical form, then each verdict.
 func (c Change) String() string {
 	var b strings.Builder
 	switch c.Kind {
@@ -87,6 +118,9 @@ func (c Change) String() string {
 		fmt.Fprintf(&b, "%s: removed (was %s)\n", c.Key, c.Old.ID64)
 	case Changed:
 		fmt.Fprintf(&b, "%s: changed (%s -> %s)\n", c.Key, c.Old.ID64, c.New.ID64)
+		if len(c.Via) > 0 {
+			fmt.Fprintf(&b, "  changed in its canonical form: %s\n", strings.Join(c.Via, ", "))
+		}
 		for _, v := range c.Verdicts {
 			for _, line := range strings.SplitAfter(strings.TrimSuffix(v.String(), "\n"), "\n") {
 				b.WriteString("  " + line)

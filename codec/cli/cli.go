@@ -55,10 +55,15 @@ Commands:
         (or ON EMITTING BATCH's output).
   fingerprint --defs DEFS NAME
         Print the fingerprints of every entity named NAME: the first 64 bits
-        of SHA-256 of its canonical definition and its 32-bit FNV-1a id.
+        of SHA-256 of its canonical form and its 32-bit FNV-1a id. The
+        canonical form of a schema is its SHOW CREATE text; a codec's is its
+        SHOW CREATE text followed by the canonical forms of the wire schema
+        (or resource version) and the internal schema it references, so a
+        change to any of them changes the codec's fingerprint.
   diff OLD_DEFS NEW_DEFS
         Compare two definitions files entity by entity and print the
-        compatibility verdict of every changed schema per wire format.
+        compatibility verdict of every changed schema per wire format, and
+        for a changed codec the parts of its canonical form that changed.
         Exit 1 when a change breaks compatibility.
 
 --resource NAME=DIR or NAME@VERSION=DIR (repeatable) loads the files under

@@ -92,10 +92,12 @@ func TestMain(t *testing.T) {
 			err: "error[UNEXPECTED_FIELD]: line 1: field sensor: field is not declared by the STRICT wire schema (at byte 10)\n"},
 		{name: "fingerprint", args: []string{"fingerprint", "--defs", "testdata/old.nspl", "reading_wire"},
 			out: "WIRE JSON SCHEMA reading_wire sha256/64=da889e392f8e5cad fnv1a32=32bcfaa4\nWIRE AVRO SCHEMA reading_wire sha256/64=921c369b96eb9325 fnv1a32=6f417177\n"},
+		{name: "fingerprint codec", args: []string{"fingerprint", "--defs", "testdata/old.nspl", "r"},
+			out: "CODEC r sha256/64=5962fb30fe848047 fnv1a32=1a2d39f8\n"},
 		{name: "fingerprint missing", args: []string{"fingerprint", "--defs", "testdata/old.nspl", "nope"}, code: 1, err: "herald codec: testdata/old.nspl defines no entity named nope\n"},
 		{name: "diff", args: []string{"diff", "testdata/old.nspl", "testdata/new.nspl"}, code: 1, goldenFile: "testdata/diff.out"},
 		{name: "diff same", args: []string{"diff", "testdata/old.nspl", "testdata/old.nspl"}, code: 0,
-			out: "SCHEMA reading: unchanged (0ee57df13f790cad)\nWIRE JSON SCHEMA reading_wire: unchanged (da889e392f8e5cad)\nWIRE AVRO SCHEMA reading_wire: unchanged (921c369b96eb9325)\nCODEC r: unchanged (6da071391017eaa5)\n"},
+			out: "SCHEMA reading: unchanged (0ee57df13f790cad)\nWIRE JSON SCHEMA reading_wire: unchanged (da889e392f8e5cad)\nWIRE AVRO SCHEMA reading_wire: unchanged (921c369b96eb9325)\nCODEC r: unchanged (5962fb30fe848047)\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,7 @@
 package resource
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -90,6 +91,29 @@ func (s *Set) Lookup(name string, version int) (*Resource, error) {
 		return nil, fmt.Errorf("resource %s has no version %d (it has %s)", name, version, ints(have))
 	}
 	return r, nil
+}
+
+// Canonical renders the resource version as it enters the fingerprint of
+// a codec compiled from it: one line naming the resource and its version,
+// then one line per file, sorted by path, with the SHA-256 of its content
+// (paths and the name in Go's double-quoted form). Every line is a
+// comment of the statement language, so a codec's canonical form stays
+// statement text:
+//
+//	-- RESOURCE "proto_bundle" VERSION 1
+//	--   FILE "notification.proto" SHA256 9f86d081884c7d65…
+func (r *Resource) Canonical() string {
+	paths := make([]string, 0, len(r.Files))
+	for p := range r.Files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var b strings.Builder
+	fmt.Fprintf(&b, "-- RESOURCE %s VERSION %d", strconv.Quote(r.Name), r.Version)
+	for _, p := range paths {
+		fmt.Fprintf(&b, "\n--   FILE %s SHA256 %x", strconv.Quote(p), sha256.Sum256(r.Files[p]))
+	}
+	return b.String()
 }
 
 func ints(xs []int) string {

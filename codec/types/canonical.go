@@ -167,10 +167,38 @@ func QuoteProgram(s string) string {
 	return tag + s + tag
 }
 
-// Fingerprint identifies the canonical text of an entity.
+// Signature joins the canonical form of an entity with the canonical
+// forms of the entities it references, in the order given, each starting
+// on a line of its own: the text an entity's fingerprint is computed
+// over. The schema-evolution rule it implements: a schema id covers "its
+// canonical form, followed by the canonical form of every other entity it
+// references by name", so "a change to Address changes the id of a User
+// that references it". An entity that references nothing has its own
+// canonical form as its signature, so its ids are those of that text.
+func Signature(own string, refs ...string) string {
+	if len(refs) == 0 {
+		return own
+	}
+	n := len(own)
+	for _, r := range refs {
+		n += 1 + len(r)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(own)
+	for _, r := range refs {
+		b.WriteByte('\n')
+		b.WriteString(r)
+	}
+	return b.String()
+}
+
+// Fingerprint identifies the canonical form of an entity.
 type Fingerprint struct {
-	// Canonical is the canonical definition the fingerprint is computed
-	// over: the SHOW CREATE text.
+	// Canonical is the text the fingerprint is computed over: the
+	// entity's signature (see Signature). For an internal or wire schema
+	// it is the SHOW CREATE text; for a codec, its SHOW CREATE text
+	// followed by the canonical forms of the entities it references.
 	Canonical string
 	// ID64 is the first 64 bits of SHA-256 of Canonical, as 16 lower-case
 	// hex digits. Persisted schema-bound state is keyed by it.
@@ -180,7 +208,8 @@ type Fingerprint struct {
 	ID32 string
 }
 
-// FingerprintOf returns the fingerprint of a canonical text.
+// FingerprintOf returns the fingerprint of a canonical text (a
+// signature).
 func FingerprintOf(canonical string) Fingerprint {
 	return Fingerprint{Canonical: canonical, ID64: SHA256x64(canonical), ID32: FNV1a32(canonical)}
 }

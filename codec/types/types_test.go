@@ -89,3 +89,33 @@ func TestQuote(t *testing.T) {
 		}
 	}
 }
+
+// TestSignatureExampleIDs: the schema-evolution rules compute a schema id
+// over "its canonical form …, followed by the canonical form of every
+// other entity it references by name", and the custom fingerprint gets
+// "the signature, … which is the canonical form itself for a schema that
+// references no other entity". Their example ids reproduce through
+// Signature and FingerprintOf, and a referenced entity's canonical form
+// changes the id.
+func TestSignatureExampleIDs(t *testing.T) {
+	v1 := Signature("{id:number,name:string}")
+	v2 := Signature("{id:number,name:string,email:?string,score:?number=0}")
+	if v1 != "{id:number,name:string}" {
+		t.Fatalf("the signature of an entity without references is %q, want its canonical form", v1)
+	}
+	if fp := FingerprintOf(v1); fp.ID32 != "030d98ef" || fp.ID64 != "17ad5aba43b19ad4" {
+		t.Errorf("V1: %+v, want ids 030d98ef and 17ad5aba43b19ad4", fp)
+	}
+	if fp := FingerprintOf(v2); fp.ID32 != "aafe8696" {
+		t.Errorf("V2: %+v, want id aafe8696", fp)
+	}
+	user := "{name:string,address:@Address}"
+	a1 := Signature(user, "{street:string}")
+	a2 := Signature(user, "{street:string,city:?string}")
+	if a1 != user+"\n{street:string}" {
+		t.Fatalf("signature %q", a1)
+	}
+	if f1, f2 := FingerprintOf(a1), FingerprintOf(a2); f1.ID32 == f2.ID32 || f1.ID64 == f2.ID64 {
+		t.Errorf("a change to Address kept the id of the User that references it: %+v", f1)
+	}
+}
