@@ -247,38 +247,38 @@ func TestVerdicts(t *testing.T) {
 	tests := []struct{ alter, want string }{
 		{
 			"ALTER SCHEMA notification ADD FIELD note STRING OPTIONAL, RENAME FIELD payload TO body",
-			`SCHEMA notification via JSON: backward BREAKING, forward BREAKING
+			`SCHEMA notification via JSON (by field name): backward BREAKING, forward BREAKING
   forward: ADD FIELD note STRING OPTIONAL: old STRICT readers reject note, which new payloads may carry
   backward: RENAME FIELD payload TO body: old payloads may carry payload, which the STRICT schema no longer declares
   forward: RENAME FIELD payload TO body: old STRICT readers reject body, which new payloads may carry
-SCHEMA notification via CBOR: backward BREAKING, forward BREAKING
+SCHEMA notification via CBOR (by field name): backward BREAKING, forward BREAKING
   forward: ADD FIELD note STRING OPTIONAL: old STRICT readers reject note, which new payloads may carry
   backward: RENAME FIELD payload TO body: old payloads may carry payload, which the STRICT schema no longer declares
   forward: RENAME FIELD payload TO body: old STRICT readers reject body, which new payloads may carry
-SCHEMA notification via AVRO: backward BREAKING, forward BREAKING
+SCHEMA notification via AVRO (by position): backward BREAKING, forward BREAKING
   backward: ADD FIELD note STRING OPTIONAL: old payloads end before position 4 (note): a raw Avro datum has no room for new fields
   forward: ADD FIELD note STRING OPTIONAL: old readers reject the trailing position 4 (note)
 `,
 		},
 		{
 			"ALTER SCHEMA notification ALTER FIELD user_id SET TYPE U64, ALTER FIELD payload SET SENSITIVE",
-			`SCHEMA notification via JSON: backward compatible, forward BREAKING
+			`SCHEMA notification via JSON (by field name): backward compatible, forward BREAKING
   forward: ALTER FIELD user_id SET TYPE U64: field user_id: new values of U64 may not fit U32 for old readers
-SCHEMA notification via CBOR: backward compatible, forward BREAKING
+SCHEMA notification via CBOR (by field name): backward compatible, forward BREAKING
   forward: ALTER FIELD user_id SET TYPE U64: field user_id: new values of U64 may not fit U32 for old readers
-SCHEMA notification via AVRO: backward compatible, forward BREAKING
+SCHEMA notification via AVRO (by position): backward compatible, forward BREAKING
   forward: ALTER FIELD user_id SET TYPE U64: position 1 (user_id): new values of U64 may not fit U32 for old readers
 `,
 		},
 		{
 			"ALTER WIRE JSON SCHEMA notification_wire MODE LOOSE; ALTER WIRE JSON SCHEMA notification_wire ADD FIELD note string OPTIONAL",
-			`WIRE JSON SCHEMA notification_wire via JSON: backward compatible, forward compatible
-WIRE JSON SCHEMA notification_wire via JSON: backward compatible, forward compatible
+			`WIRE JSON SCHEMA notification_wire via JSON (by field name): backward compatible, forward compatible
+WIRE JSON SCHEMA notification_wire via JSON (by field name): backward compatible, forward compatible
 `,
 		},
 		{
 			"ALTER WIRE JSON SCHEMA notification_wire ALTER FIELD payload DROP OPTIONAL, ALTER FIELD payload SET OPTIONAL",
-			`WIRE JSON SCHEMA notification_wire via JSON: backward BREAKING, forward BREAKING
+			`WIRE JSON SCHEMA notification_wire via JSON (by field name): backward BREAKING, forward BREAKING
   backward: ALTER FIELD payload DROP OPTIONAL: old payloads may omit payload, which is now required
   forward: ALTER FIELD payload SET OPTIONAL: new payloads may omit payload, which old readers require
 `,

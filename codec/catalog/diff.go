@@ -75,11 +75,30 @@ func Diff(old, new *Catalog) []Change {
 				ch.Verdicts = []evolve.Verdict{{Entity: k.String(), Format: k.Format, Breaks: breaks}}
 			case ddl.KindCodec:
 				ch.Via = via(old, new, k)
+				if v, ok := protoVerdict(old, new, k); ok {
+					ch.Verdicts = []evolve.Verdict{v}
+				}
 			}
 		}
 		out = append(out, ch)
 	}
 	return out
+}
+
+// protoVerdict judges a protobuf codec whose descriptors changed, by field
+// number: its MESSAGE, and its BATCH MESSAGE when both definitions
+// declare one. ok is false unless both definitions are protobuf codecs.
+func protoVerdict(old, new *Catalog, k Key) (evolve.Verdict, bool) {
+	o, okOld := old.ProtoSchema(k.Name)
+	n, okNew := new.ProtoSchema(k.Name)
+	if !okOld || !okNew {
+		return evolve.Verdict{}, false
+	}
+	v := evolve.Verdict{Entity: k.String(), Format: types.PROTOBUF, Breaks: evolve.Proto("MESSAGE "+string(n.Message.FullName()), o.Message, n.Message)}
+	if o.Batch != nil && n.Batch != nil {
+		v.Breaks = append(v.Breaks, evolve.Proto("BATCH MESSAGE "+string(n.Batch.FullName()), o.Batch, n.Batch)...)
+	}
+	return v, true
 }
 
 // via lists the parts of a codec's canonical form that differ between two

@@ -63,8 +63,17 @@ Commands:
   diff OLD_DEFS NEW_DEFS
         Compare two definitions files entity by entity and print the
         compatibility verdict of every changed schema per wire format, and
-        for a changed codec the parts of its canonical form that changed.
-        Exit 1 when a change breaks compatibility.
+        for a changed codec the parts of its canonical form that changed
+        (and, for a protobuf codec, the verdict on its messages). Exit 1
+        when a change breaks compatibility.
+
+Each verdict names the rule that decided it: by field name for JSON and
+CBOR (payloads carry names: reordering is free, renaming is not), by
+position for AVRO (a raw datum carries no names: a position is forever, so
+inserting, reordering or deleting a field breaks, renaming is free), by
+field number for protobuf (a number is forever: renumbering or deleting a
+field without reserving its number breaks, renaming is free). The
+elements of a fixed ARRAY axis are positional in every format.
 
 --resource NAME=DIR or NAME@VERSION=DIR (repeatable) loads the files under
 DIR as version 1 (or VERSION) of resource NAME, for protobuf codecs

@@ -96,6 +96,10 @@ func TestMain(t *testing.T) {
 			out: "CODEC r sha256/64=5962fb30fe848047 fnv1a32=1a2d39f8\n"},
 		{name: "fingerprint missing", args: []string{"fingerprint", "--defs", "testdata/old.nspl", "nope"}, code: 1, err: "herald codec: testdata/old.nspl defines no entity named nope\n"},
 		{name: "diff", args: []string{"diff", "testdata/old.nspl", "testdata/new.nspl"}, code: 1, goldenFile: "testdata/diff.out"},
+		// "A position is forever. … Never insert, reorder or delete.":
+		// swapping two same-typed fields breaks AVRO (the wire schema, and
+		// the internal schema through it), not JSON or CBOR
+		{name: "diff reorder", args: []string{"diff", "testdata/reorder-old.nspl", "testdata/reorder-new.nspl"}, code: 1, goldenFile: "testdata/reorder.out"},
 		{name: "diff same", args: []string{"diff", "testdata/old.nspl", "testdata/old.nspl"}, code: 0,
 			out: "SCHEMA reading: unchanged (0ee57df13f790cad)\nWIRE JSON SCHEMA reading_wire: unchanged (da889e392f8e5cad)\nWIRE AVRO SCHEMA reading_wire: unchanged (921c369b96eb9325)\nCODEC r: unchanged (5962fb30fe848047)\n"},
 	}

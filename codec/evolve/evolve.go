@@ -3,8 +3,15 @@
 // written under the old definition can still be read under the new one
 // (backward) and whether payloads written under the new definition can be
 // read by old readers (forward), with the reason for every breaking step.
-// JSON and CBOR payloads carry field names; a raw AVRO datum is positional
-// and carries no writer schema.
+// JSON and CBOR payloads carry field names, so they are judged by name
+// (order is free); a raw AVRO datum is positional and carries no writer
+// schema, and a protobuf message carries field numbers, so they are
+// judged by position and by field number, where the schema-evolution rule
+// holds: "A position is forever. Append new fields at the end. Never
+// insert, reorder or delete. Renaming is free: names never travel." The
+// elements of a fixed ARRAY axis are positional in every format: the
+// axis length is part of the type. Every verdict says which rule decided
+// it.
 //
 // It must not apply changes or hold state: callers pass the before and
 // after definitions of each step.
@@ -74,11 +81,27 @@ func yesNo(ok bool) string {
 	return "BREAKING"
 }
 
-// String explains the verdict: one summary line, then one line per
-// breaking step.
+// Rule names the rule format f's verdicts are decided by: "by position"
+// for AVRO (a raw Avro datum carries no field names: a position is
+// forever, renaming is free), "by field number" for PROTOBUF (a message
+// carries field numbers: a number is forever, renaming is free), "by
+// field name" for JSON and CBOR (payloads carry names: order is free,
+// names are not).
+func Rule(f types.Format) string {
+	switch f {
+	case types.AVRO:
+		return "by position"
+	case types.PROTOBUF:
+		return "by field number"
+	}
+	return "by field name"
+}
+
+// String explains the verdict: one summary line naming the rule that
+// decided it, then one line per breaking step.
 func (v Verdict) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s via %s: backward %s, forward %s\n", v.Entity, v.Format, yesNo(v.Backward()), yesNo(v.Forward()))
+	fmt.Fprintf(&b, "%s via %s (%s): backward %s, forward %s\n", v.Entity, v.Format, Rule(v.Format), yesNo(v.Backward()), yesNo(v.Forward()))
 	for _, br := range v.Breaks {
 		fmt.Fprintf(&b, "  %s: %s: %s\n", br.Dir, br.Step, br.Reason)
 	}
@@ -198,6 +221,20 @@ func named(step string, old, new []field, oldMode, newMode types.Mode) []Break {
 	return out
 }
 
+func index(fs []field, name string) int {
+	for i, f := range fs {
+		if f.name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// positional judges a raw Avro datum: the values sit at positions, so a
+// field whose name the other definition has at another position moved
+// (inserted, reordered or deleted around it) and its values land in
+// another field; a name that appears only on one side at a position is a
+// rename, which is free.
 func positional(step string, old, new []field) []Break {
 	var out []Break
 	add := func(d Direction, format string, args ...any) {
@@ -215,6 +252,10 @@ func positional(step string, old, new []field) []Break {
 		if o.optional != n.optional {
 			add(Backward, "position %d (%s): OPTIONAL changes the Avro encoding (a null union)", i+1, types.Quote(n.name))
 			add(Forward, "position %d (%s): OPTIONAL changes the Avro encoding (a null union)", i+1, types.Quote(n.name))
+		}
+		if o.name != n.name && (index(old, n.name) >= 0 || index(new, o.name) >= 0) {
+			add(Backward, "position %d: old payloads hold %s there, which the new schema reads as %s (fields moved: never insert, reorder or delete)", i+1, types.Quote(o.name), types.Quote(n.name))
+			add(Forward, "position %d: new payloads hold %s there, which old readers read as %s (fields moved)", i+1, types.Quote(n.name), types.Quote(o.name))
 		}
 	}
 	for i := m; i < len(new); i++ {
