@@ -1,8 +1,17 @@
 // Package bind owns the binding rules between a declared wire schema (or
 // the predefined SYSLOG schema) and an internal schema: which wire type
-// binds which internal type, OPTIONAL agreement, the ENCODE … AS RFC3339
-// rule, the BYTES representation rules and the SYSLOG field contract. It
-// compiles a codec definition into a Plan the wire formats execute.
+// binds which internal type, the ENCODE … AS RFC3339 rule, the BYTES
+// representation rules and the SYSLOG field contract. It compiles a codec
+// definition into a Plan the wire formats execute.
+//
+// OPTIONAL is declared on each side on its own ("Append OPTIONAL to either
+// an internal schema field or a wire schema field when the value may be
+// absent"), and a required internal field need not have a wire field:
+// what the two sides disagree on is decided per value, at run time. A
+// decode fails, naming the field, only when a required internal field's
+// value is missing (absent or null in the payload, or never on the wire
+// because no wire field binds it); an encode fails only when a required
+// wire field's value is null.
 //
 // It must not decode or encode payloads, nor look entities up: callers
 // pass the schemas in.
@@ -30,8 +39,13 @@ type Field struct {
 	Type types.Type
 	// WireType is the declared wire type (WireInvalid for internal-only).
 	WireType types.WireKind
-	// Optional is the field's optionality (both sides agree).
+	// Optional is the internal field's OPTIONAL (for a wire-only field,
+	// the wire field's): whether a row may hold null.
 	Optional bool
+	// WireOptional is the wire field's OPTIONAL (false for an
+	// internal-only field): whether a payload may omit the value or
+	// carry null.
+	WireOptional bool
 	// Sensitive marks an internal SENSITIVE field.
 	Sensitive bool
 }
@@ -137,15 +151,14 @@ func Compile(c *types.Codec, s *types.Schema, w *types.WireSchema) (*Plan, error
 	for i, f := range s.Fields {
 		bf := Field{Name: f.Name, Internal: i, Wire: w.Index(f.Name), Type: f.Type, Optional: f.Optional, Sensitive: f.Sensitive}
 		if bf.Wire < 0 {
-			if !f.Optional {
-				return nil, &Error{Codec: c.Name, Field: f.Name, Internal: fieldDesc(f.Type.String(), false),
-					Rule: fmt.Sprintf("a required internal field needs a wire field of the same name in wire %s schema %s", w.Format, types.Quote(w.Name))}
-			}
+			// unbound: null on decode when OPTIONAL, a decode error
+			// (Unbound) when required; never written
 			p.Fields = append(p.Fields, bf)
 			continue
 		}
 		wf := w.Fields[bf.Wire]
 		bf.WireType = wf.Type
+		bf.WireOptional = wf.Optional
 		if err := Check(c, w.Format, wf, f, rfc[f.Name]); err != nil {
 			return nil, err
 		}
@@ -165,10 +178,43 @@ func Compile(c *types.Codec, s *types.Schema, w *types.WireSchema) (*Plan, error
 				Rule: "an Avro ARRAY infers its items from the internal field, so it needs an internal field of the same name"}
 		}
 		p.WireOrder[j] = -(1 + len(p.WireOnly))
-		p.WireOnly = append(p.WireOnly, Field{Name: wf.Name, Internal: -1, Wire: j, Type: WireOnlyType(wf.Type), WireType: wf.Type, Optional: true})
+		p.WireOnly = append(p.WireOnly, Field{Name: wf.Name, Internal: -1, Wire: j, Type: WireOnlyType(wf.Type), WireType: wf.Type, Optional: true, WireOptional: true})
 	}
 	return p, nil
 }
+
+// Unbound returns the required internal fields no wire field binds, in
+// internal order: a payload can never supply them, so decoding through
+// the plan fails with UnboundMsg (encoding is unaffected: the rows hold
+// them and the wire leaves them out).
+func (p *Plan) Unbound() []Field {
+	if p.Wire == nil {
+		return nil
+	}
+	var out []Field
+	for _, f := range p.Fields {
+		if f.Wire < 0 && !f.Optional {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// UnboundMsg is the decode error message of an Unbound field.
+func (p *Plan) UnboundMsg() string {
+	return fmt.Sprintf("required field is missing: wire %s schema %s declares no field of that name, so no payload can supply it", p.Wire.Format, types.Quote(p.Wire.Name))
+}
+
+// Messages of the decode errors of a field that is OPTIONAL in the wire
+// schema only, when the payload omits it or carries null.
+const (
+	MsgMissingWireOptional = "required field is missing (it is OPTIONAL in the wire schema only)"
+	MsgNullWireOptional    = "null in a required field (it is OPTIONAL in the wire schema only)"
+)
+
+// MsgNullWireRequired is the encode error message of a null in a field
+// that is OPTIONAL in the internal schema only.
+const MsgNullWireRequired = "null in a field the wire schema requires (it is OPTIONAL in the internal schema only)"
 
 // WireOnlyType returns the internal type whose decode rules check a value
 // of wire type k when no internal field receives it: integer → I64 (any
@@ -200,9 +246,6 @@ func WireOnlyType(k types.WireKind) types.Type {
 func Check(c *types.Codec, f types.Format, wf types.WireField, in types.Field, rfc bool) error {
 	bad := func(rule string) error {
 		return &Error{Codec: c.Name, Field: in.Name, WireType: fieldDesc(wf.Type.String(), wf.Optional), Internal: fieldDesc(in.Type.String(), in.Optional), Rule: rule}
-	}
-	if wf.Optional != in.Optional {
-		return bad("OPTIONAL must agree: both fields are OPTIONAL or neither is")
 	}
 	k := in.Type.Kind
 	switch wf.Type {

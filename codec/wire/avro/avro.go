@@ -102,9 +102,11 @@ type field struct {
 	name     string
 	col      int // internal column, -1 for wire-only
 	typ      types.Type
-	optional bool
+	optional bool   // the wire field's OPTIONAL: a null union
+	required bool   // OPTIONAL in the wire schema only: a null fails the decode
 	union    string // the non-null branch name of an optional field
 	op       *op    // the decode op of its wire type
+	nullMsg  string // the encode error of a null in a required field
 }
 
 // Codec decodes and encodes WIRE AVRO payloads. It is safe for concurrent
@@ -113,6 +115,9 @@ type Codec struct {
 	avro     *goavro.Codec
 	fields   []field // wire order: the decode program
 	nullCols []int
+	// unbound names the first required internal field no wire field
+	// binds ("" when none): every decode fails with unboundMsg
+	unbound, unboundMsg string
 	// MaxSize bounds one payload in bytes; 0 means unbounded.
 	MaxSize int
 }
@@ -125,19 +130,27 @@ func New(p *bind.Plan) (*Codec, error) {
 	}
 	c := &Codec{avro: ac}
 	for j, wf := range p.Wire.Fields {
-		f := field{name: wf.Name, col: -1, optional: wf.Optional, union: unionName(wireType(wf.Type, types.Type{}))}
+		f := field{name: wf.Name, col: -1, optional: wf.Optional, union: unionName(wireType(wf.Type, types.Type{})), nullMsg: "null in a required field"}
 		if wi := p.WireOrder[j]; wi >= 0 {
-			f.col = p.Fields[wi].Internal
-			f.typ = p.Fields[wi].Type
+			bf := p.Fields[wi]
+			f.col = bf.Internal
+			f.typ = bf.Type
 			f.union = unionName(wireType(wf.Type, f.typ))
+			f.required = wf.Optional && !bf.Optional
+			if bf.Optional {
+				f.nullMsg = bind.MsgNullWireRequired
+			}
 		}
 		f.op = wireOp(wf.Type, f.typ)
 		c.fields = append(c.fields, f)
 	}
 	for _, f := range p.Fields {
-		if f.Wire < 0 {
+		if f.Wire < 0 && f.Optional {
 			c.nullCols = append(c.nullCols, f.Internal)
 		}
+	}
+	if u := p.Unbound(); len(u) > 0 {
+		c.unbound, c.unboundMsg = u[0].Name, p.UnboundMsg()
 	}
 	return c, nil
 }
@@ -201,7 +214,7 @@ func (c *Codec) native(rec arrow.RecordBatch, i int) (map[string]any, error) {
 		col := rec.Column(f.col)
 		if col.IsNull(i) {
 			if !f.optional {
-				return nil, values.Errorf(values.CodeRequiredNull, f.name, "null in a required field")
+				return nil, values.Errorf(values.CodeRequiredNull, f.name, f.nullMsg)
 			}
 			m[f.name] = nil
 			continue

@@ -419,6 +419,9 @@ func (c *Codec) Decode(payload []byte, b *rows.Builder) (int, error) {
 				goto fail
 			}
 			if br == 0 {
+				if f.required {
+					goto fail
+				}
 				if f.col >= 0 {
 					b.Col(f.col).B.AppendNull()
 				}
@@ -439,7 +442,7 @@ func (c *Codec) Decode(payload []byte, b *rows.Builder) (int, error) {
 			goto fail
 		}
 	}
-	if r.i != len(payload) {
+	if r.i != len(payload) || c.unbound != "" {
 		goto fail
 	}
 	for _, col := range c.nullCols {

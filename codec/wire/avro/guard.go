@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"herald/codec/bind"
 	"herald/codec/values"
 )
 
@@ -47,6 +48,9 @@ func (c *Codec) diagnose(payload []byte) error {
 		f := &c.fields[k]
 		if f.optional {
 			if br, _ := r.long(); br == 0 {
+				if f.required {
+					return values.Errorf(values.CodeNullValue, f.name, bind.MsgNullWireOptional)
+				}
 				continue
 			}
 		}
@@ -61,6 +65,9 @@ func (c *Codec) diagnose(payload []byte) error {
 		if err := r.check(f.op, f.name); err != nil {
 			return err
 		}
+	}
+	if c.unbound != "" {
+		return values.Errorf(values.CodeMissingField, c.unbound, c.unboundMsg)
 	}
 	// The fast path and this walk disagree: a decoder bug, never a
 	// payload the rules accept.

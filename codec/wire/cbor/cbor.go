@@ -34,7 +34,10 @@ type dfield struct {
 	name     string
 	col      int
 	typ      types.Type
-	optional bool
+	optional bool // the wire field's OPTIONAL: the payload may omit it or carry null
+	// required: the field is OPTIONAL in the wire schema only, so a
+	// missing value fails the decode after all
+	required bool
 }
 
 // Decoder decodes WIRE CBOR payloads. It is safe for concurrent use.
@@ -45,6 +48,9 @@ type Decoder struct {
 	nullCols []int
 	loose    bool
 	maxElems int // MaxArrayElements: the longest fixed axis, at least 131072
+	// unbound names the first required internal field no wire field
+	// binds ("" when none): every decode fails with unboundMsg.
+	unbound, unboundMsg string
 }
 
 // maxAxis returns the largest fixed axis in t.
@@ -71,13 +77,16 @@ func NewDecoder(p *bind.Plan) (*Decoder, error) {
 			f = p.WireOnly[-wi-1]
 		}
 		d.byName[f.Name] = len(d.fields)
-		d.fields = append(d.fields, dfield{name: f.Name, col: f.Internal, typ: f.Type, optional: f.Optional})
+		d.fields = append(d.fields, dfield{name: f.Name, col: f.Internal, typ: f.Type, optional: f.WireOptional, required: f.Internal >= 0 && f.WireOptional && !f.Optional})
 		maxElems = max(maxElems, maxAxis(f.Type))
 	}
 	for _, f := range p.Fields {
-		if f.Wire < 0 {
+		if f.Wire < 0 && f.Optional {
 			d.nullCols = append(d.nullCols, f.Internal)
 		}
+	}
+	if u := p.Unbound(); len(u) > 0 {
+		d.unbound, d.unboundMsg = u[0].Name, p.UnboundMsg()
 	}
 	d.maxElems = maxElems
 	sv, err := fx.NewSimpleValueRegistryFromDefaults(fx.WithRejectedSimpleValue(23))
@@ -185,6 +194,10 @@ func (d *Decoder) DecodeGeneric(payload []byte, b *rows.Builder) (int, error) {
 			return 0, err
 		}
 	}
+	if d.unbound != "" {
+		b.Abandon()
+		return 0, values.Errorf(values.CodeMissingField, d.unbound, d.unboundMsg)
+	}
 	for _, c := range d.nullCols {
 		b.Col(c).B.AppendNull()
 	}
@@ -211,6 +224,12 @@ func (d *Decoder) top(b *rows.Builder, f *dfield, v any, present bool) *values.E
 				return values.Errorf(values.CodeMissingField, f.name, "required field is missing")
 			}
 			return values.Errorf(values.CodeNullValue, f.name, "null (or a non-finite float, read as null) in a required field")
+		}
+		if f.required {
+			if !present {
+				return values.Errorf(values.CodeMissingField, f.name, bind.MsgMissingWireOptional)
+			}
+			return values.Errorf(values.CodeNullValue, f.name, "null (or a non-finite float, read as null) in a required field (it is OPTIONAL in the wire schema only)")
 		}
 		if f.col >= 0 {
 			b.Col(f.col).B.AppendNull()

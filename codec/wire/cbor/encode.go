@@ -22,7 +22,8 @@ type efield struct {
 	name     string
 	key      []byte // the encoded text-string key
 	typ      types.Type
-	optional bool
+	optional bool   // the wire field's OPTIONAL
+	nullMsg  string // the error of a null in a required field
 }
 
 // Encoder writes rows as WIRE CBOR maps in internal schema field order. It
@@ -40,7 +41,11 @@ func NewEncoder(p *bind.Plan) *Encoder {
 		if f.Wire < 0 {
 			continue
 		}
-		e.fields = append(e.fields, efield{col: f.Internal, name: f.Name, key: appendText(nil, f.Name), typ: f.Type, optional: f.Optional})
+		msg := "null in a required field"
+		if f.Optional {
+			msg = bind.MsgNullWireRequired
+		}
+		e.fields = append(e.fields, efield{col: f.Internal, name: f.Name, key: appendText(nil, f.Name), typ: f.Type, optional: f.WireOptional, nullMsg: msg})
 	}
 	return e
 }
@@ -92,7 +97,7 @@ func (e *Encoder) appendMap(dst []byte, rec arrow.RecordBatch, i int) ([]byte, e
 		f := &e.fields[k]
 		if rec.Column(f.col).IsNull(i) {
 			if !f.optional {
-				return dst, values.Errorf(values.CodeRequiredNull, f.name, "null in a required field")
+				return dst, values.Errorf(values.CodeRequiredNull, f.name, f.nullMsg)
 			}
 			continue
 		}

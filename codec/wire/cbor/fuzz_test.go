@@ -39,7 +39,19 @@ CREATE WIRE CBOR SCHEMA w (u integer, i integer OPTIONAL, f number, d number OPT
   wt DATETIME OPTIONAL, wo boolean OPTIONAL, ws string OPTIONAL, e number OPTIONAL);
 CREATE CODEC c FROM WIRE CBOR SCHEMA w TO SCHEMA s`
 
-// fuzzSeeds are hex payloads for both fuzz plans: the golden vectors,
+// oneSideDefs declares OPTIONAL on one side only (u on the wire, o in the
+// internal schema) and an internal field no wire field binds (n); the
+// unbound plan has a required one (r), so every decode fails.
+const (
+	oneSideDefs = `CREATE SCHEMA s (u U8, o STRING OPTIONAL, n U8 OPTIONAL);
+CREATE WIRE CBOR SCHEMA w (u integer OPTIONAL, o string);
+CREATE CODEC c FROM WIRE CBOR SCHEMA w TO SCHEMA s`
+	unboundDefs = `CREATE SCHEMA s (u U8, r U8);
+CREATE WIRE CBOR SCHEMA w (u integer);
+CREATE CODEC c FROM WIRE CBOR SCHEMA w TO SCHEMA s`
+)
+
+// fuzzSeeds are hex payloads for the fuzz plans: the golden vectors,
 // every refusal class, indefinite lengths, nested maps in undeclared
 // fields, and rows the direct walk decodes.
 var fuzzSeeds = []string{
@@ -68,10 +80,12 @@ var fuzzSeeds = []string{
 	"a3 617a a2 6161 01 6161 02 6178 01 617a 02", "a2 617a e0 617a f8ff", "a1 617a 81 f7",
 	"a2 617a 82 e0 f8ff 6178 05", "a1 617a 9a00010000 00", "a1 616b 3bffffffffffffffff",
 	"a1 6166 1bffffffffffffffff", "a1 6164 3bffffffffffffffff", "a1 f6 01", "a2 60 01 f6 02",
+	// one-side OPTIONAL and unbound plans
+	"a2 6175 01 616f 6178", "a1 616f 6178", "a2 6175 f6 616f 6178", "a2 6175 fa7fc00000 616f 6178", "a1 6175 01",
 }
 
 func decodePlans(t testing.TB) []*bind.Plan {
-	return []*bind.Plan{plan(t, fuzzDefs), plan(t, strictDefs)}
+	return []*bind.Plan{plan(t, fuzzDefs), plan(t, strictDefs), plan(t, oneSideDefs), plan(t, unboundDefs)}
 }
 
 // FuzzDecode: no panic, whole rows only, a decoded row re-encodes to a

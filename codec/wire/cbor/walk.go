@@ -251,12 +251,15 @@ func (d *Decoder) row(w *walk, b *rows.Builder, n int, seen []bool) bool {
 			continue
 		}
 		f := &d.fields[i]
-		if !f.optional {
+		if !f.optional || f.required {
 			return false
 		}
 		if f.col >= 0 {
 			b.Col(f.col).B.AppendNull()
 		}
+	}
+	if d.unbound != "" {
+		return false
 	}
 	for _, c := range d.nullCols {
 		b.Col(c).B.AppendNull()
@@ -283,7 +286,7 @@ func (d *Decoder) field(w *walk, b *rows.Builder, f *dfield) bool {
 		}
 	}
 	if null {
-		if !f.optional {
+		if !f.optional || f.required {
 			return false
 		}
 		if f.col >= 0 {

@@ -25,7 +25,10 @@ type dfield struct {
 	name     string
 	col      int // internal column, -1 for a wire-only field
 	typ      types.Type
-	optional bool
+	optional bool // the wire field's OPTIONAL: the payload may omit it or carry null
+	// required: the field is OPTIONAL in the wire schema only, so a
+	// missing value fails the decode after all
+	required bool
 }
 
 // Decoder decodes WIRE JSON payloads (one object each) into rows. Field
@@ -48,6 +51,9 @@ type Decoder struct {
 	stored *storedRow
 	// schema is the internal schema (nil for the row view's decoder).
 	schema *types.Schema
+	// unbound names the first required internal field no wire field
+	// binds ("" when none): every decode fails with unboundMsg.
+	unbound, unboundMsg string
 }
 
 // NewDecoder compiles a decoder for a WIRE JSON plan.
@@ -61,12 +67,15 @@ func NewDecoder(p *bind.Plan) *Decoder {
 			f = p.WireOnly[-wi-1]
 		}
 		d.byName[f.Name] = len(d.fields)
-		d.fields = append(d.fields, dfield{name: f.Name, col: f.Internal, typ: f.Type, optional: f.Optional})
+		d.fields = append(d.fields, dfield{name: f.Name, col: f.Internal, typ: f.Type, optional: f.WireOptional, required: f.Internal >= 0 && f.WireOptional && !f.Optional})
 	}
 	for _, f := range p.Fields {
-		if f.Wire < 0 {
+		if f.Wire < 0 && f.Optional {
 			d.nullCols = append(d.nullCols, f.Internal)
 		}
+	}
+	if u := p.Unbound(); len(u) > 0 {
+		d.unbound, d.unboundMsg = u[0].Name, p.UnboundMsg()
 	}
 	d.seen = make([]uint32, len(d.fields))
 	return d
@@ -209,9 +218,15 @@ done:
 		if !f.optional {
 			return &values.Error{Code: values.CodeMissingField, Path: f.name, Msg: "required field is missing", Offset: -1}
 		}
+		if f.required {
+			return &values.Error{Code: values.CodeMissingField, Path: f.name, Msg: bind.MsgMissingWireOptional, Offset: -1}
+		}
 		if f.col >= 0 && b != nil {
 			b.Col(f.col).B.AppendNull()
 		}
+	}
+	if d.unbound != "" {
+		return &values.Error{Code: values.CodeMissingField, Path: d.unbound, Msg: d.unboundMsg, Offset: -1}
 	}
 	if b != nil {
 		for _, c := range d.nullCols {
@@ -239,6 +254,9 @@ func (d *Decoder) top(c *rows.Col, f *dfield) *values.Error {
 		}
 		if !f.optional {
 			return d.fail(values.CodeNullValue, "null in a required field")
+		}
+		if f.required {
+			return d.fail(values.CodeNullValue, bind.MsgNullWireOptional)
 		}
 		c.B.AppendNull()
 		return nil

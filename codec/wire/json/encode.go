@@ -19,8 +19,9 @@ type efield struct {
 	name      string
 	key       []byte // `"name":`, escaped when the encoder is built
 	typ       types.Type
-	optional  bool
+	optional  bool // the wire field's OPTIONAL (the row view: the field's)
 	sensitive bool
+	nullMsg   string // the error of a null in a required field
 }
 
 // Encoder writes rows of a record batch as WIRE JSON objects, in internal
@@ -39,11 +40,20 @@ func NewEncoder(p *bind.Plan) *Encoder {
 	e := &Encoder{}
 	for _, f := range p.Fields {
 		if f.Wire < 0 {
-			continue // internal-only optional field: not on the wire
+			continue // internal-only field: not on the wire
 		}
-		e.fields = append(e.fields, efield{col: f.Internal, name: f.Name, key: appendKey(nil, f.Name), typ: f.Type, optional: f.Optional, sensitive: f.Sensitive})
+		e.fields = append(e.fields, efield{col: f.Internal, name: f.Name, key: appendKey(nil, f.Name), typ: f.Type, optional: f.WireOptional, sensitive: f.Sensitive, nullMsg: nullMsg(f)})
 	}
 	return e
+}
+
+// nullMsg is the encode error of a null in field f when its wire field is
+// required.
+func nullMsg(f bind.Field) string {
+	if f.Optional {
+		return bind.MsgNullWireRequired
+	}
+	return "null in a required field"
 }
 
 // NewRowViewEncoder compiles the row-view writer of schema s: every field
@@ -52,7 +62,7 @@ func NewEncoder(p *bind.Plan) *Encoder {
 func NewRowViewEncoder(s *types.Schema, reveal bool) *Encoder {
 	e := &Encoder{rowView: true, reveal: reveal}
 	for i, f := range s.Fields {
-		e.fields = append(e.fields, efield{col: i, name: f.Name, key: appendKey(nil, f.Name), typ: f.Type, optional: f.Optional, sensitive: f.Sensitive})
+		e.fields = append(e.fields, efield{col: i, name: f.Name, key: appendKey(nil, f.Name), typ: f.Type, optional: f.Optional, sensitive: f.Sensitive, nullMsg: "null in a required field"})
 	}
 	return e
 }
@@ -103,7 +113,7 @@ func (e *Encoder) appendObject(dst []byte, rec arrow.RecordBatch, i int) ([]byte
 		col := rec.Column(f.col)
 		if col.IsNull(i) {
 			if !f.optional {
-				return dst, values.Errorf(values.CodeRequiredNull, f.name, "null in a required field")
+				return dst, values.Errorf(values.CodeRequiredNull, f.name, f.nullMsg)
 			}
 			if !e.rowView {
 				continue

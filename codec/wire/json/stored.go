@@ -1,6 +1,7 @@
 package json
 
 import (
+	"herald/codec/bind"
 	"herald/codec/store"
 	"herald/codec/types"
 	"herald/codec/values"
@@ -95,6 +96,9 @@ func (d *Decoder) topStored(f *dfield) *values.Error {
 		}
 		if !f.optional {
 			return d.fail(values.CodeNullValue, "null in a required field")
+		}
+		if f.required {
+			return d.fail(values.CodeNullValue, bind.MsgNullWireOptional)
 		}
 		return nil // the span stays null
 	}
