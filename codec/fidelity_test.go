@@ -49,6 +49,7 @@ CREATE CODEC c FROM WIRE AVRO SCHEMA w TO SCHEMA s ENCODE t AS RFC3339, to AS RF
 type gen struct {
 	r      *rand.Rand
 	format types.Format
+	elem   bool // generating an ARRAY or VEC element
 }
 
 const (
@@ -166,8 +167,8 @@ func (g *gen) value(c *rows.Col, finite bool) {
 	switch k := c.Kind; {
 	case k.IsUnsigned():
 		v := g.intBits(k.Bits(), false)
-		if g.format == types.AVRO && k == types.U64 {
-			v &= math.MaxInt64 // an Avro long holds U64 up to 2^63-1
+		if g.format == types.AVRO && k == types.U64 && g.elem {
+			v &= math.MaxInt64 // an Avro long holds a U64 element up to 2^63-1
 		}
 		c.AppendUint(v & values64(k.Bits()))
 	case k.IsInteger():
@@ -187,14 +188,20 @@ func (g *gen) value(c *rows.Col, finite bool) {
 		c.TS.Append(arrow.Timestamp(g.datetime()))
 	case k == types.Array:
 		c.FSL.Append(true)
+		elem := g.elem
+		g.elem = true
 		for i := 0; i < c.N; i++ {
 			g.value(c.Elem, finite)
 		}
+		g.elem = elem
 	case k == types.Vec:
 		c.List.Append(true)
+		elem := g.elem
+		g.elem = true
 		for i, n := 0, g.r.IntN(4); i < n; i++ {
 			g.value(c.Elem, finite)
 		}
+		g.elem = elem
 	}
 }
 
@@ -352,7 +359,9 @@ func TestValueFidelity(t *testing.T) {
 
 // TestFidelityBounds pins the bounds the formats set: JSON/CBOR refuse a
 // non-finite float in a required field or element on reading it back, and
-// AVRO refuses an unsigned element above the long range on writing.
+// AVRO refuses an unsigned element above the long range on writing ("an
+// element above 9223372036854775807 fails to encode") while a single U64
+// keeps its whole range.
 func TestFidelityBounds(t *testing.T) {
 	for _, f := range []string{"JSON", "CBOR"} {
 		c := compileDefs(t, oneField(f, "VEC<F64>", "array"), "c")
@@ -369,9 +378,19 @@ func TestFidelityBounds(t *testing.T) {
 			t.Errorf("%s required: %s", f, got)
 		}
 	}
-	c := compileDefs(t, oneField("AVRO", "U64", "LONG"), "c")
-	if _, code := encodeView(t, c, `{"x":9223372036854775808}`); code != "UNENCODABLE" {
-		t.Errorf("avro u64: %s", code)
+	c := compileDefs(t, oneField("AVRO", "VEC<U64>", "ARRAY"), "c")
+	if _, code := encodeView(t, c, `{"x":[9223372036854775808]}`); code != "UNENCODABLE" {
+		t.Errorf("avro u64 element: %s", code)
+	}
+	c = compileDefs(t, oneField("AVRO", "U64", "LONG"), "c")
+	for _, v := range []string{`{"x":9223372036854775808}`, `{"x":18446744073709551615}`} {
+		out, code := encodeView(t, c, v)
+		if code != "" {
+			t.Fatalf("avro u64 %s: %s", v, code)
+		}
+		if got := decodeView(t, c, out); got != v {
+			t.Errorf("avro u64: %s reads back as %s", v, got)
+		}
 	}
 }
 

@@ -1,7 +1,11 @@
 // Package avro owns the WIRE AVRO format: a payload is one raw Avro datum
 // (no object container, no schema registry header) of a record generated
 // from the wire schema, with ARRAY items inferred recursively from the
-// internal schema. Unsigned values are range-checked both ways, strings
+// internal schema. A single U64 field travels as the Avro long with the
+// same 64 bits, so it keeps its whole range (another Avro reader sees a
+// value above 9223372036854775807 as a negative long); other unsigned
+// values, and U64 elements of an ARRAY or VEC, are range-checked both
+// ways (an element above 9223372036854775807 fails to encode). Strings
 // are UTF-8 checked, trailing bytes are refused, and the batch container
 // is one Avro array block.
 //
@@ -18,6 +22,7 @@ import (
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/linkedin/goavro/v2"
 
 	"herald/codec/bind"
@@ -219,9 +224,16 @@ func (c *Codec) native(rec arrow.RecordBatch, i int) (map[string]any, error) {
 			m[f.name] = nil
 			continue
 		}
-		v, err := rows.Value(col, i, f.name, goavroValues{})
-		if err != nil {
-			return nil, err
+		var v any
+		if u, ok := col.(*array.Uint64); ok {
+			// a single U64 travels as the long with its 64 bits; only
+			// elements are limited to the long's range
+			v = int64(u.Value(i))
+		} else {
+			var err error
+			if v, err = rows.Value(col, i, f.name, goavroValues{}); err != nil {
+				return nil, err
+			}
 		}
 		if f.optional {
 			v = map[string]any{f.union: v}
@@ -237,9 +249,11 @@ type goavroValues struct{}
 
 func (goavroValues) Int(v int64) any { return v }
 
+// Uint64 converts a U64 element of an ARRAY or VEC: it is written as an
+// Avro long, so an element above 9223372036854775807 fails to encode.
 func (goavroValues) Uint64(v uint64) (any, *values.Error) {
 	if v > math.MaxInt64 {
-		return nil, values.Errorf(values.CodeUnencodable, "", "U64 value above 9223372036854775807 does not fit an Avro long")
+		return nil, values.Errorf(values.CodeUnencodable, "", "U64 element above 9223372036854775807 does not fit an Avro long")
 	}
 	return int64(v), nil
 }

@@ -38,6 +38,9 @@ type op struct {
 	ik     types.Kind
 	lo, hi int64  // the range of a signed ik
 	umax   uint64 // the maximum of an unsigned ik
+	// bits: a single U64 field's long carries the value's 64 bits, so any
+	// long is a U64 (set by wireOp only: elements keep the range check)
+	bits bool
 	// min is the fewest bytes one value takes: the guard for block counts.
 	min  int
 	n    int // fixed axis length (opArray)
@@ -100,7 +103,9 @@ func wireOp(k types.WireKind, t types.Type) *op {
 	case types.AInt:
 		return newOp(opInt, t.Kind)
 	case types.ALong:
-		return newOp(opLong, t.Kind)
+		o := newOp(opLong, t.Kind)
+		o.bits = t.Kind == types.U64
+		return o
 	case types.AFloat:
 		return newOp(opFloat, t.Kind)
 	case types.ADouble:
@@ -212,6 +217,10 @@ func (r *reader) value(o *op, c *rows.Col) bool {
 		x, ok := r.long()
 		if !ok || o.kind == opInt && x != int64(int32(x)) {
 			return false
+		}
+		if o.bits {
+			c.AppendUint(uint64(x))
+			return true
 		}
 		if o.umax != 0 {
 			if x < 0 || uint64(x) > o.umax {

@@ -80,6 +80,9 @@ func (r *reader) check(o *op, path string) *values.Error {
 	switch o.kind {
 	case opInt, opLong:
 		x, _ := r.long()
+		if o.bits {
+			return nil
+		}
 		if o.umax != 0 && (x < 0 || uint64(x) > o.umax) || o.umax == 0 && (x < o.lo || x > o.hi) {
 			return values.Errorf(values.CodeOutOfRange, path, "integer is outside the range of "+o.ik.String())
 		}

@@ -217,6 +217,13 @@ func oracleTop(b *rows.Builder, f *field, v any) *values.Error {
 		}
 		return nil
 	}
+	if c := b.Col(f.col); c.Kind == types.U64 {
+		// a single U64 field's long carries the value's 64 bits
+		if x, ok := v.(int64); ok {
+			c.AppendUint(uint64(x))
+			return nil
+		}
+	}
 	return oracleValue(b.Col(f.col), v, f.name)
 }
 
