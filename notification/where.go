@@ -87,6 +87,7 @@ const (
 	tComma
 	tDot
 	tMinus
+	tQuoted // a name between backticks or double quotes: never a keyword
 )
 
 type wtok struct {
@@ -152,13 +153,36 @@ func (p *whereParser) lex() error {
 			}
 			p.toks = append(p.toks, wtok{tIdent, s[i:j], i})
 			i = j
+		case c == '`':
+			// A name between backticks, as the codec statements write a
+			// field named like a reserved word: a backtick inside is
+			// doubled.
+			var b strings.Builder
+			j := i + 1
+			for {
+				if j >= len(s) {
+					return p.errAt(i, "unterminated quoted name: a ` has no closing ` (write `` for a backtick inside a name)")
+				}
+				if s[j] == '`' {
+					if j+1 < len(s) && s[j+1] == '`' {
+						b.WriteByte('`')
+						j += 2
+						continue
+					}
+					break
+				}
+				b.WriteByte(s[j])
+				j++
+			}
+			p.toks = append(p.toks, wtok{tQuoted, b.String(), i})
+			i = j + 1
 		case c == '"':
 			// A double-quoted name, for names that are keywords.
 			j := strings.IndexByte(s[i+1:], '"')
 			if j < 0 {
 				return p.errAt(i, "unterminated quoted name: a \" has no closing \"")
 			}
-			p.toks = append(p.toks, wtok{tIdent, s[i+1 : i+1+j], i})
+			p.toks = append(p.toks, wtok{tQuoted, s[i+1 : i+1+j], i})
 			i += j + 2
 		case c == '\'':
 			var b strings.Builder
@@ -849,6 +873,8 @@ func (p *whereParser) operand() (parsed, error) {
 			return parsed{}, p.errAt(n.pos, "expected a number after '-', found "+n.describe())
 		}
 		return parsed{lit: &rawLiteral{tok: n, neg: true}, pos: t.pos}, nil
+	case tQuoted:
+		return p.field(t)
 	case tIdent:
 		switch {
 		case t.keyword("NULL"):
@@ -868,7 +894,7 @@ func (p *whereParser) field(t wtok) (parsed, error) {
 	if p.peek().kind == tDot {
 		p.next()
 		n := p.next()
-		if n.kind != tIdent {
+		if n.kind != tIdent && n.kind != tQuoted {
 			return parsed{}, p.errAt(n.pos, "expected a field name after '"+name+".', found "+n.describe())
 		}
 		scope, name = strings.ToLower(t.text), n.text
@@ -879,8 +905,8 @@ func (p *whereParser) field(t wtok) (parsed, error) {
 		default:
 			return parsed{}, p.errAt(t.pos, fmt.Sprintf("unknown scope '%s': names are bare identifier fields, identifier.<name> or payload.<name>", t.text))
 		}
-	} else if whereReserved[strings.ToUpper(name)] {
-		return parsed{}, p.errAt(t.pos, fmt.Sprintf("%s is a keyword; write a field of that name as identifier.%s or \"%s\"", strings.ToUpper(name), name, name))
+	} else if t.kind == tIdent && whereReserved[strings.ToUpper(name)] {
+		return parsed{}, p.errAt(t.pos, fmt.Sprintf("%s is a keyword; write a field of that name as identifier.%s or `%s`", strings.ToUpper(name), name, name))
 	}
 	s := p.schema
 	if s.Generic {

@@ -180,7 +180,7 @@ func TestWhereErrors(t *testing.T) {
 		{"step BETWEEN 1 OR 2", "where: column 16: expected AND in BETWEEN … AND …, found 'OR'"},
 		{"step IS 3", "where: column 9: expected NULL or DISTINCT FROM after IS, found number 3"},
 		{"step = 1 AND\n  ~x", "where: line 2 column 3: unexpected character '~'"},
-		{"and = 1", "where: column 1: AND is a keyword; write a field of that name as identifier.and or \"and\""},
+		{"and = 1", "where: column 1: AND is a keyword; write a field of that name as identifier.and or `and`"},
 		{"step = 1e400", "where: column 8: 1e400: "},
 		{"12abc = 1", `where: column 1: "12a" is not a number`},
 	} {
@@ -207,7 +207,7 @@ func TestWhereString(t *testing.T) {
 
 func FuzzWhere(f *testing.F) {
 	for _, s := range []string{"class = 'od'", "step BETWEEN 1 AND 2 OR NOT (time > '12:00')", "name IS NOT DISTINCT FROM 'a''b'",
-		"step IN (1, -2, 3.5e2)", "((((", "'", "\"x", "date = '2025-07-06' AND temp <> -0.0", "TRUE AND NULL", "step = 99999999999999999999",
+		"step IN (1, -2, 3.5e2)", "((((", "'", "\"x", "`step` = 1", "`st``ep", "`and` = 1 OR \"or\" = 2", "date = '2025-07-06' AND temp <> -0.0", "TRUE AND NULL", "step = 99999999999999999999",
 		"class = 'od' AND step >= 6", "temp = -0 AND step IN (12, 24)", "12 >= step AND class IN ('OD')", "temp BETWEEN 21 AND 22"} {
 		f.Add(s)
 	}
