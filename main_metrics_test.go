@@ -409,7 +409,7 @@ func testMetricsScrape(t *testing.T, backend string) {
 		want         float64
 	}
 	want := []series{
-		{"aviso_build_info", "version=" + version, 1},
+		{"aviso_build_info", "version=" + heraldVersion(), 1},
 		{"aviso_http_requests_total", "route=/api/v1/notification,method=POST,status_code=200", 5},
 		{"aviso_http_requests_total", "route=/api/v1/notification,method=POST,status_code=400", 2},
 		{"aviso_http_requests_total", "route=/api/v1/notification,method=POST,status_code=401", 1},

@@ -191,7 +191,7 @@ func TestOTLPExport(t *testing.T) {
 				t.Errorf("access log record's duration_ms %T, want a float", req.Attributes["duration_ms"])
 			}
 			res := req.Resource
-			if res["service.name"] != "herald" || res["service.version"] != version || res["k8s.pod.name"] != "herald-pod-1" {
+			if res["service.name"] != "herald" || res["service.version"] != heraldVersion() || res["k8s.pod.name"] != "herald-pod-1" {
 				t.Errorf("resource %v", res)
 			}
 		})
