@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"herald/codec"
 	"herald/configs"
 	"herald/geo"
+	"herald/query"
 )
 
 // GeometryHandler is implemented by the spatial handlers: they turn a raw
@@ -67,6 +69,9 @@ type Schema struct {
 
 	ce       ceTemplate
 	ceFields []ceField
+	// qOnce builds qSchema, the schema as the query language sees it.
+	qOnce   sync.Once
+	qSchema *query.Schema
 }
 
 // Field returns the declared field called name.

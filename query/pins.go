@@ -1,4 +1,4 @@
-package notification
+package query
 
 import (
 	"encoding/json"
@@ -57,7 +57,7 @@ func (w *Where) Pins() map[string]json.RawMessage {
 // pinField returns o as a routed schema field, or nil.
 func pinField(o woperand) *wfield {
 	f, ok := o.(*wfield)
-	if !ok || f.handler == nil || f.pos == 0 {
+	if !ok || f.field == nil || f.pos == 0 {
 		return nil
 	}
 	return f
@@ -96,7 +96,10 @@ func pin(n wnode) (name string, raw json.RawMessage, isEq, ok bool) {
 			if err != nil {
 				return "", nil, false, false
 			}
-			if back, err := Coerce(b); err != nil || back != l.src {
+			// The value must survive as a JSON string (invalid UTF-8
+			// would not).
+			var back string
+			if err := json.Unmarshal(b, &back); err != nil || back != l.src {
 				return "", nil, false, false
 			}
 			return f.name, b, true, true
@@ -135,8 +138,7 @@ func pin(n wnode) (name string, raw json.RawMessage, isEq, ok bool) {
 // (an array operand when list) and keeps it only when the handler
 // compiles it to exactly the values the predicate compares with.
 func pinConstraint(f *wfield, op string, lits []*wliteral, list bool) (json.RawMessage, bool) {
-	c, ok := f.handler.(Constrainer)
-	if !ok {
+	if f.field.Constraint == nil {
 		return nil, false
 	}
 	operands := make([]json.RawMessage, len(lits))
@@ -164,28 +166,28 @@ func pinConstraint(f *wfield, op string, lits []*wliteral, list bool) (json.RawM
 		}
 		operand = b
 	}
-	cons, err := c.Constraint(op, operand)
+	ints, floats, texts, err := f.field.Constraint(op, operand)
 	if err != nil {
 		return nil, false
 	}
 	// The compiled operands must be the predicate's values exactly (a
 	// number the constraint parser reads differently pins nothing).
-	switch k := cons.(type) {
-	case *orderedConstraint[int64]:
+	switch {
+	case ints != nil:
 		for i, l := range lits {
-			if i >= len(k.vals) || k.vals[i] != l.v.i {
+			if i >= len(ints) || ints[i] != l.v.i {
 				return nil, false
 			}
 		}
-	case *orderedConstraint[float64]:
+	case floats != nil:
 		for i, l := range lits {
-			if i >= len(k.vals) || k.vals[i] != l.v.f {
+			if i >= len(floats) || floats[i] != l.v.f {
 				return nil, false
 			}
 		}
-	case *enumConstraint:
+	case texts != nil:
 		for _, l := range lits {
-			if !slices.Contains(k.vals, l.v.s) {
+			if !slices.Contains(texts, l.v.s) {
 				return nil, false
 			}
 		}
