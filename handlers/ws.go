@@ -226,11 +226,40 @@ type session struct {
 	closeErr atomic.Pointer[closeReason]
 }
 
-// closeReason is the status the session closes with.
+// closeReason is how a session's connection closes: a close status and
+// the reason text of the close frame (RFC 6455). Every close is one of
+// the values below, never a status and a text spelled at a call site.
 type closeReason struct {
 	code   websocket.StatusCode
 	reason string
 }
+
+// The close reasons of a session (session protocol §9 and the close
+// statuses of the AsyncAPI document).
+var (
+	// closeNormal: the client closed without a status of its own.
+	closeNormal = closeReason{websocket.StatusNormalClosure, ""}
+	// closeShutdown: the server shuts down.
+	closeShutdown = closeReason{websocket.StatusGoingAway, "server shutting down"}
+	// closePingTimeout: the client answered two pings in a row with
+	// nothing.
+	closePingTimeout = closeReason{websocket.StatusPolicyViolation, "two pings unanswered"}
+	// closeUnmasked: a client frame without a mask.
+	closeUnmasked = closeReason{websocket.StatusProtocolError, "unmasked frame: a client must mask every frame (RFC 6455)"}
+	// closeNotJSON: a frame that is not one JSON object.
+	closeNotJSON = closeReason{websocket.StatusProtocolError, "not a JSON object"}
+	// closeBinary: a binary frame.
+	closeBinary = closeReason{websocket.StatusUnsupportedData, "binary frame"}
+)
+
+// closeTooBig: a message larger than limit bytes (max_body_bytes).
+func closeTooBig(limit int64) closeReason {
+	return closeReason{websocket.StatusMessageTooBig, "frame larger than " + strconv.FormatInt(limit, 10) + " bytes"}
+}
+
+// closeEcho: the client closed with a status of its own, which the
+// server's close frame echoes.
+func closeEcho(code websocket.StatusCode) closeReason { return closeReason{code: code} }
 
 func newSession(h *Handlers, set *Settings, c *websocket.Conn, reqID string, ident *auth.Identity, upgradeAuth bool) *session {
 	s := &session{
@@ -278,11 +307,11 @@ func (s *session) run() {
 	closing.Add(1)
 	stop := context.AfterFunc(s.ctx, func() {
 		defer closing.Done()
-		code, reason := websocket.StatusGoingAway, "server shutting down"
-		if cr := s.closeErr.Load(); cr != nil {
-			code, reason = cr.code, cr.reason
+		cr := closeShutdown
+		if p := s.closeErr.Load(); p != nil {
+			cr = *p
 		}
-		s.close(code, reason)
+		s.close(cr)
 	})
 	// The reader's reads have no context: coder/websocket closes the
 	// connection at once when a Read's context ends, and a session that
@@ -291,15 +320,14 @@ func (s *session) run() {
 	if stop() {
 		// The client closed or broke the connection, or sent what ends
 		// it (the reader set the close status).
-		var code websocket.StatusCode = websocket.StatusNormalClosure
-		reason := ""
-		if cr := s.closeErr.Load(); cr != nil {
-			code, reason = cr.code, cr.reason
+		cr := closeNormal
+		if p := s.closeErr.Load(); p != nil {
+			cr = *p
 		} else if st := websocket.CloseStatus(err); st != -1 {
-			code = st
+			cr = closeEcho(st)
 		}
 		s.end() // the client closed the session
-		s.close(code, reason)
+		s.close(cr)
 		closing.Done()
 	}
 	closing.Wait()
@@ -308,11 +336,11 @@ func (s *session) run() {
 // close ends a session whose context has ended: its subscriptions end
 // (with subscription_ended server_shutdown on a shutdown), producers
 // finish what is in flight, the frames still to write are written, then
-// the connection closes with code and reason (going away on a shutdown).
-func (s *session) close(code websocket.StatusCode, reason string) {
+// the connection closes with cr (closeShutdown on a shutdown).
+func (s *session) close(cr closeReason) {
 	shutdown := isShutdown(s.ctx)
 	if shutdown {
-		code, reason = websocket.StatusGoingAway, "server shutting down"
+		cr = closeShutdown
 	}
 	s.endSubscriptions()
 	s.prod.closeAll(shutdown)
@@ -325,7 +353,7 @@ func (s *session) close(code websocket.StatusCode, reason string) {
 		s.expiry.Stop()
 	}
 	s.closeOutbound()
-	_ = s.conn.Close(code, reason)
+	_ = s.conn.Close(cr.code, cr.reason)
 }
 
 // expireCredentials ends, when id's credentials expire (ValidUntil: the
@@ -385,9 +413,9 @@ func isShutdown(ctx context.Context) bool {
 	return errors.As(context.Cause(ctx), &st) && st.Reason == stream.Shutdown
 }
 
-// fail ends the session with a close status (a protocol violation).
-func (s *session) fail(code websocket.StatusCode, reason string) {
-	s.closeErr.CompareAndSwap(nil, &closeReason{code: code, reason: reason})
+// fail ends the session with a close reason (a protocol violation).
+func (s *session) fail(cr closeReason) {
+	s.closeErr.CompareAndSwap(nil, &cr)
 	s.end()
 }
 
@@ -607,7 +635,7 @@ func (s *session) keepAlive() {
 		if err != nil {
 			if missed++; missed >= 2 {
 				s.log().Info("session dropped: two pings unanswered")
-				s.fail(websocket.StatusPolicyViolation, "two pings unanswered")
+				s.fail(closePingTimeout)
 				_ = s.conn.CloseNow()
 				return
 			}
@@ -681,22 +709,22 @@ func (s *session) reader() error {
 			var tooBig *frameTooBigError
 			switch {
 			case errors.Is(err, errUnmaskedFrame):
-				s.fail(websocket.StatusProtocolError, "unmasked frame: a client must mask every frame (RFC 6455)")
-			case errors.As(err, &tooBig) || websocket.CloseStatus(err) == websocket.StatusMessageTooBig || strings.Contains(err.Error(), "read limited"):
-				s.fail(websocket.StatusMessageTooBig, "frame larger than "+strconv.FormatInt(s.set.MaxBodyBytes, 10)+" bytes")
+				s.fail(closeUnmasked)
+			case errors.As(err, &tooBig) || errors.Is(err, websocket.ErrMessageTooBig) || websocket.CloseStatus(err) == websocket.StatusMessageTooBig:
+				s.fail(closeTooBig(s.set.MaxBodyBytes))
 			}
 			return err
 		}
 		if typ != websocket.MessageText {
 			s.send(s.errorFrame("PROTOCOL_VIOLATION", "binary frames are not part of the protocol: send one JSON object per text frame"))
-			s.fail(websocket.StatusUnsupportedData, "binary frame")
+			s.fail(closeBinary)
 			return errors.New("binary frame")
 		}
 		req, perr := decodeRequest(data)
 		if perr != nil {
 			if perr.fatal {
 				s.send(s.errorFrame("PROTOCOL_VIOLATION", perr.msg))
-				s.fail(websocket.StatusProtocolError, "not a JSON object")
+				s.fail(closeNotJSON)
 				return errors.New(perr.msg)
 			}
 			if perr.id == nil {
