@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"errors"
-	"herald/api/httperr"
 	"herald/auth"
 	"herald/notification"
 	"net/http"
@@ -20,29 +19,22 @@ func (h *Handlers) authorizeStream(w http.ResponseWriter, r *http.Request, set *
 	return true
 }
 
-// checkECPDS runs the ECPDS destination check of reference §14 on a
-// watch or replay whose identifier has been processed into filter; it
-// answers a refusal itself and reports whether the request may proceed.
-// Streams without the plugin, anonymous requests (possible only on
-// streams that do not require auth) and admins pass without a lookup.
-func (h *Handlers) checkECPDS(w http.ResponseWriter, r *http.Request, set *Settings, s *notification.Schema, filter *notification.Filter) bool {
-	e := h.decideECPDS(r.Context(), set, s, filter, auth.IdentityFrom(r.Context()), httperr.RequestID(r.Context()))
-	switch {
-	case e == nil:
-		return true
-	case e.internal:
-		auth.WriteInternalError(w, r, e.Message)
-	default:
-		auth.WriteError(w, r, set.Auth.Direct, &e.Error)
-	}
-	return false
+// ecpdsRefusal is a refusal of the ECPDS check: a denial, or (internal)
+// a failure herald must answer with a 500 (its message is the client's).
+type ecpdsRefusal struct {
+	denied   *auth.Error
+	internal bool
 }
 
-// ecpdsRefusal is a refusal of the ECPDS check: a denial, or (internal)
-// a failure herald must answer with a 500.
-type ecpdsRefusal struct {
-	auth.Error
-	internal bool
+// Error returns the message.
+func (e *ecpdsRefusal) Error() string { return e.denied.Message }
+
+// Unwrap returns the denial.
+func (e *ecpdsRefusal) Unwrap() error { return e.denied }
+
+// refuse is a refusal of the ECPDS check of kind with msg.
+func refuse(kind auth.DenyKind, msg string, internal bool) *ecpdsRefusal {
+	return &ecpdsRefusal{denied: &auth.Error{Kind: kind, Message: msg}, internal: internal}
 }
 
 // decideECPDS runs the ECPDS destination check of reference §14 for a
@@ -61,13 +53,13 @@ func (h *Handlers) decideECPDS(ctx context.Context, set *Settings, s *notificati
 	if set.ECPDS == nil {
 		h.log.Error("a schema uses the ecpds plugin but no ECPDS checker is configured", "request_id", reqID, "event_type", s.Name)
 		h.obs.ECPDSDecision(ECPDSError)
-		return &ecpdsRefusal{auth.Error{Kind: auth.Forbidden, Message: auth.MsgServerMisconfigured}, true}
+		return refuse(auth.Forbidden, auth.MsgServerMisconfigured, true)
 	}
 	key := set.ECPDS.MatchKey()
 	value, ok := canonicalValue(s, filter, key)
 	if !ok {
 		h.obs.ECPDSDecision(ECPDSDenyMatchKey)
-		return &ecpdsRefusal{Error: auth.Error{Kind: auth.Forbidden, Message: "Required field '" + key + "' not found in request identifiers"}}
+		return refuse(auth.Forbidden, "Required field '"+key+"' not found in request identifiers", false)
 	}
 	err := set.ECPDS.Check(ctx, id.Username, value)
 	switch {
@@ -76,19 +68,19 @@ func (h *Handlers) decideECPDS(ctx context.Context, set *Settings, s *notificati
 		return nil
 	case errors.Is(err, auth.ErrDenied):
 		h.obs.ECPDSDecision(ECPDSDenyDestination)
-		return &ecpdsRefusal{Error: auth.Error{Kind: auth.Forbidden, Message: err.Error()}}
+		return refuse(auth.Forbidden, err.Error(), false)
 	case errors.Is(err, auth.ErrUnavailable):
 		h.log.Warn("ECPDS unavailable", "request_id", reqID, "event_type", s.Name, "username", id.Username, "error", err)
 		h.obs.ECPDSDecision(ECPDSUnavailable)
-		return &ecpdsRefusal{Error: auth.Error{Kind: auth.Unavailable, Message: auth.MsgECPDSUnavailable}}
+		return refuse(auth.Unavailable, auth.MsgECPDSUnavailable, false)
 	case ctx.Err() != nil:
 		// The client went away while waiting; nobody reads the answer.
 		h.obs.ECPDSDecision(ECPDSUnavailable)
-		return &ecpdsRefusal{Error: auth.Error{Kind: auth.Unavailable, Message: auth.MsgECPDSUnavailable}}
+		return refuse(auth.Unavailable, auth.MsgECPDSUnavailable, false)
 	default:
 		h.log.Error("ECPDS check failed", "request_id", reqID, "event_type", s.Name, "username", id.Username, "error", err)
 		h.obs.ECPDSDecision(ECPDSError)
-		return &ecpdsRefusal{auth.Error{Kind: auth.Forbidden, Message: auth.MsgECPDSUnexpectedError}, true}
+		return refuse(auth.Forbidden, auth.MsgECPDSUnexpectedError, true)
 	}
 }
 

@@ -39,68 +39,42 @@ func (h *Handlers) serveStream(w http.ResponseWriter, r *http.Request, mode stre
 		writeRequestError(w, r, ep, err)
 		return
 	}
-	s, err := reg.Lookup(req.EventType)
+	ident := auth.IdentityFrom(r.Context())
+	p, err := stream.Prepare(reg, req, mode, set.Watch.limits(), stream.Checks{
+		Read: func(sc *notification.Schema) error {
+			if denied := set.Auth.DecideStream(sc.Name, ident, auth.OpRead); denied != nil {
+				return denied
+			}
+			return nil
+		},
+		Destination: func(sc *notification.Schema, filter *notification.Filter) error {
+			if e := h.decideECPDS(r.Context(), set, sc, filter, ident, httperr.RequestID(r.Context())); e != nil {
+				return e
+			}
+			return nil
+		},
+	})
 	if err != nil {
-		writeRequestError(w, r, ep, err)
+		h.writePrepareError(w, r, set, ep, err)
 		return
 	}
-	if !h.authorizeStream(w, r, set, s, auth.OpRead) {
-		return
-	}
-	if err := s.CheckSpatial(req.Identifier); err != nil {
-		writeRequestError(w, r, ep, err)
-		return
-	}
-	cur, err := stream.ParseCursors(stream.CursorsOf(req), mode)
-	if err != nil {
-		writeRequestError(w, r, ep, err)
-		return
-	}
-	filter, err := s.Filter(req.Identifier, mode.Op())
-	if err != nil {
-		writeRequestError(w, r, ep, err)
-		return
-	}
-	var where stream.Predicate
-	if req.Where != nil {
-		wh, err := s.CompileWhere(*req.Where)
-		if err != nil {
-			writeRequestError(w, r, ep, validation(err.Error()))
-			return
-		}
-		where = wherePredicate{wh}
-	}
-	format := ""
-	if req.Format != nil {
-		format = *req.Format
-	}
-	view, err := s.View(format)
-	if err != nil {
-		writeRequestError(w, r, ep, err)
-		return
-	}
-	if !h.checkECPDS(w, r, set, s, filter) {
-		return
-	}
-	spec := streamSpec(set.Watch, mode, engine.Query{Stream: s.Base, Filter: filter}, cur, s.MaxHistorical)
-	spec.Where = where
+	s, spec := p.Schema, p.Spec
 	route := RouteWatch
 	if mode == stream.Replay {
 		route = RouteReplay
 	}
-	obs := h.obs.Stream(StreamLabels{Transport: TransportSSE, Route: route, EventType: eventTypeLabel(s), User: streamUser(auth.IdentityFrom(r.Context()))})
+	obs := h.obs.Stream(StreamLabels{Transport: TransportSSE, Route: route, EventType: eventTypeLabel(s), User: streamUser(ident)})
 	spec.Observer = obs
-	spec.Format = format
-	key, render := recordView(reg, view)
+	key, render := p.Renderer(reg)
 	sink := &sseSink{
-		h: h, w: w, watch: set.Watch, cors: !set.CORSManaged, mode: mode, cursors: cur, cap: s.MaxHistorical, obs: obs,
+		h: h, w: w, watch: set.Watch, cors: !set.CORSManaged, mode: mode, cursors: spec.Cursors, cap: s.MaxHistorical, obs: obs,
 		reqID:  httperr.RequestID(r.Context()),
-		topic:  filter.Pattern.Display(),
+		topic:  p.Topic(),
 		view:   key,
 		render: render,
 	}
 	capSendBuffer(r, set.Watch.SendBufferBytes, h.log)
-	ctx, leave := h.running.Join(r.Context(), streamKey(s.Name, view))
+	ctx, leave := h.running.Join(r.Context(), p.SetKey())
 	defer leave()
 	end := stream.Run(ctx, h.eng, &spec, sink)
 	if sink.sse != nil {
@@ -109,24 +83,28 @@ func (h *Handlers) serveStream(w http.ResponseWriter, r *http.Request, mode stre
 	sink.end(r, ep, end)
 }
 
-// streamSpec builds the runner's spec of a watch or replay from the
-// watch settings.
-func streamSpec(ws WatchSettings, mode stream.Mode, q engine.Query, cur stream.Cursors, cap int) stream.Spec {
-	spec := stream.Spec{
-		Query:      q,
-		Mode:       mode,
-		Cursors:    cur,
-		HistoryCap: cap,
-		PageSize:   ws.ReplayBatchSize,
-		PageDelay:  ws.ReplayBatchDelay,
-		MaxLag:     ws.MaxLag,
-		QueueSize:  ws.LiveQueueSize,
+// limits are the bounds of every stream the watch settings set.
+func (ws WatchSettings) limits() stream.Limits {
+	return stream.Limits{Heartbeat: ws.Heartbeat, MaxDuration: ws.MaxDuration, PageSize: ws.ReplayBatchSize,
+		PageDelay: ws.ReplayBatchDelay, QueueSize: ws.LiveQueueSize, MaxLag: ws.MaxLag}
+}
+
+// writePrepareError answers a watch or replay request that
+// stream.Prepare refused: a denied access or destination as package auth
+// answers it, anything else as a request error of the endpoint.
+func (h *Handlers) writePrepareError(w http.ResponseWriter, r *http.Request, set *Settings, ep endpoint, err error) {
+	var (
+		refused *ecpdsRefusal
+		denied  *auth.Error
+	)
+	switch {
+	case errors.As(err, &refused) && refused.internal:
+		auth.WriteInternalError(w, r, refused.denied.Message)
+	case errors.As(err, &denied):
+		auth.WriteError(w, r, set.Auth.Direct, denied)
+	default:
+		writeRequestError(w, r, ep, err)
 	}
-	if mode == stream.Watch {
-		spec.Heartbeat = ws.Heartbeat
-		spec.MaxDuration = ws.MaxDuration
-	}
-	return spec
 }
 
 func (h *Handlers) writeSetupError(w http.ResponseWriter, r *http.Request, ep endpoint, topic string, err error) {
@@ -336,45 +314,4 @@ func resumeID(seq uint64) *string {
 	}
 	v := strconv.FormatUint(seq, 10)
 	return &v
-}
-
-// wherePredicate applies a compiled WHERE clause to records.
-type wherePredicate struct{ w *notification.Where }
-
-// Match implements stream.Predicate.
-func (p wherePredicate) Match(rec *engine.Record) bool { return p.w.Match(&rec.Notification) }
-
-// viewKey keys the cached rendering of a record: the registry it is
-// rendered with and the payload view. A record is rendered once per
-// view, however many watchers share it.
-type viewKey struct {
-	reg  *notification.Registry
-	view *notification.View
-}
-
-// recordView returns the cache key and the renderer of records in view
-// (nil: the default view) with reg.
-func recordView(reg *notification.Registry, view *notification.View) (any, func(*engine.Record) ([]byte, error)) {
-	if view == nil {
-		return reg, func(rec *engine.Record) ([]byte, error) {
-			return reg.CloudEvent(&rec.Notification, rec.Seq, rec.Time)
-		}
-	}
-	return viewKey{reg: reg, view: view}, func(rec *engine.Record) ([]byte, error) {
-		return reg.CloudEventView(&rec.Notification, rec.Seq, rec.Time, view)
-	}
-}
-
-// formatSuffix marks the streams that asked for a payload format in the
-// running set: a reload that changes an event type's payload schema
-// compatibly ends those (schema_changed) and keeps the others.
-const formatSuffix = "\x00format"
-
-// streamKey is the name a stream of eventType in view joins the running
-// set under.
-func streamKey(eventType string, view *notification.View) string {
-	if view == nil {
-		return eventType
-	}
-	return eventType + formatSuffix
 }

@@ -301,7 +301,7 @@ func (s *session) execute(req *request) {
 	}
 	st, err := req.statement()
 	if err != nil {
-		s.statementError(req, err, "INVALID_REQUEST")
+		s.statementError(req.id, err, "INVALID_REQUEST")
 		return
 	}
 	switch st.Kind {
@@ -317,7 +317,7 @@ func (s *session) execute(req *request) {
 		if st.WherePos >= 0 {
 			w, err := sc.CompileWhere(st.Where)
 			if err != nil {
-				s.statementError(req, whereInStatement(src, st, err), "INVALID_WATCH_REQUEST")
+				s.statementError(req.id, whereInStatement(src, st, err), "INVALID_WATCH_REQUEST")
 				return
 			}
 			out["where"] = w.String()
@@ -331,13 +331,11 @@ func (s *session) execute(req *request) {
 			// An unknown event type is left to subscribe's answer.
 			ident, unpinned, err := statementIdentifier(src, st, sc)
 			if err != nil {
-				s.statementError(req, err, "INVALID_WATCH_REQUEST")
+				s.statementError(req.id, err, "INVALID_WATCH_REQUEST")
 				return
 			}
-			if unpinned != nil {
-				// After the access check, as subscribe's missing field.
-				o.unpinned = func() { s.statementError(req, unpinned, "INVALID_WATCH_REQUEST") }
-			}
+			// Refused after the access check, as subscribe's missing field.
+			o.unpinned = unpinned
 			if len(ident) > 0 {
 				members["identifier"] = jsontext.Value(mustJSON(ident))
 			}
@@ -387,11 +385,11 @@ func statementIdentifier(src string, st *Statement, sc *notification.Schema) (id
 }
 
 // statementError answers a statement error with its position.
-func (s *session) statementError(req *request, err error, code string) {
+func (s *session) statementError(id jsontext.Value, err error, code string) {
 	var se *StatementError
 	if errors.As(err, &se) {
-		s.send(s.replyErrorWith(req.id, code, "execute: "+se.Error(), map[string]any{"position": map[string]int{"line": se.Line, "column": se.Column}}))
+		s.send(s.replyErrorWith(id, code, "execute: "+se.Error(), map[string]any{"position": map[string]int{"line": se.Line, "column": se.Column}}))
 		return
 	}
-	s.send(s.replyError(req.id, code, "execute: "+err.Error()))
+	s.send(s.replyError(id, code, "execute: "+err.Error()))
 }

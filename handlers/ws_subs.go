@@ -133,8 +133,8 @@ type subscribeOptions struct {
 	format     string
 	// unpinned, when not nil, refuses the subscription once the stream's
 	// access is granted (a CREATE SUBSCRIPTION whose WHERE leaves a
-	// required field without a value): it sends its own reply.
-	unpinned func()
+	// required field without a value): a *StatementError.
+	unpinned error
 }
 
 // subscribeOptionsOf reads a subscribe or replay request.
@@ -264,55 +264,47 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 		fail(code, msg)
 		return
 	}
-	sc, err := set.Registry.Lookup(req.EventType)
-	if err != nil {
-		code, msg, _ := requestError(ep, err)
-		fail(code, msg)
-		return
+	if o.format != "" {
+		req.Format = &o.format
 	}
 	ident := s.identity.Load()
-	if denied := set.Auth.DecideStream(sc.Name, ident, auth.OpRead); denied != nil {
-		fail(s.denial(denied))
-		return
-	}
-	if o.unpinned != nil {
-		o.unpinned()
-		return
-	}
-	if err := sc.CheckSpatial(req.Identifier); err != nil {
-		code, msg, _ := requestError(ep, err)
-		fail(code, msg)
-		return
-	}
-	cur, err := stream.ParseCursors(stream.CursorsOf(req), mode)
+	p, err := stream.Prepare(set.Registry, req, mode, set.Watch.limits(), stream.Checks{
+		Read: func(sc *notification.Schema) error {
+			if denied := set.Auth.DecideStream(sc.Name, ident, auth.OpRead); denied != nil {
+				return denied
+			}
+			if o.unpinned != nil {
+				// After the access check, as subscribe's missing field.
+				return o.unpinned
+			}
+			return nil
+		},
+		Destination: func(sc *notification.Schema, filter *notification.Filter) error {
+			if e := s.h.decideECPDS(s.ctx, set, sc, filter, ident, s.id); e != nil {
+				return e.denied
+			}
+			return nil
+		},
+	})
 	if err != nil {
-		code, msg, _ := requestError(ep, err)
-		fail(code, msg)
+		var (
+			denied *auth.Error
+			se     *StatementError
+		)
+		switch {
+		case errors.As(err, &se):
+			s.statementError(reqID, err, "INVALID_WATCH_REQUEST")
+		case errors.As(err, &denied):
+			fail(s.denial(denied))
+		default:
+			code, msg, _ := requestError(ep, err)
+			fail(code, msg)
+		}
 		return
 	}
-	view, err := sc.View(o.format)
-	if err != nil {
-		code, msg, _ := requestError(ep, err)
-		fail(code, msg)
-		return
-	}
-	filter, err := sc.Filter(req.Identifier, mode.Op())
-	if err != nil {
-		code, msg, _ := requestError(ep, err)
-		fail(code, msg)
-		return
-	}
-	spec := streamSpec(set.Watch, mode, engine.Query{Stream: sc.Base, Filter: filter}, cur, sc.MaxHistorical)
+	sc, spec := p.Schema, p.Spec
 	spec.Heartbeat = 0 // the session pings instead
 	spec.Observer = s.h.obs.Stream(StreamLabels{Transport: TransportWebSocket, Route: RouteSession, EventType: eventTypeLabel(sc), User: streamUser(ident)})
-	if req.Where != nil {
-		w, err := sc.CompileWhere(*req.Where)
-		if err != nil {
-			fail(ep.code, err.Error())
-			return
-		}
-		spec.Where = wherePredicate{w}
-	}
 	if o.hasRate && o.sampleRate < 1 {
 		seed := rand.Uint64()
 		if o.seed != nil {
@@ -326,15 +318,11 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 		spec.Overflow = engine.BlockOnOverflow
 		spec.BlockTimeout = s.set.Session.BlockingTimeout
 	}
-	if e := s.h.decideECPDS(s.ctx, set, sc, filter, ident, s.id); e != nil {
-		fail(e.Kind.Code(), e.Message)
-		return
-	}
 	// The reply carries the schema: a subscription whose reply would not
 	// fit in a frame is refused before anything opens (with the largest
 	// generation and boundary the reply can carry).
 	schema := json.RawMessage(mustJSON(sc.Public()))
-	topic := filter.Pattern.Display()
+	topic := p.Topic()
 	if f, ok := s.replyFits(reqID, openingFields(o.name, math.MaxUint64, topic, sc.Name+"@"+strconv.FormatUint(math.MaxUint64, 10), schema),
 		"the subscribe reply (its name, topic and the event type's schema)", "raise session.max_frame_bytes"); !ok {
 		s.send(f)
@@ -344,12 +332,11 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 	s.nextGen++
 	sub := &subscription{
 		s: s, name: o.name, gen: s.nextGen, eventType: sc.Name, topic: topic,
-		replay: replay, dropping: o.dropping, cursor: cur.HasStart(),
+		replay: replay, dropping: o.dropping, cursor: spec.Cursors.HasStart(),
 		reply: reqID, schema: schema,
 		frameMax: s.set.Session.MaxFrameBytes, eventsMax: s.set.Session.MaxFrameEvents,
 	}
-	sub.viewKey, sub.render = recordView(set.Registry, view)
-	spec.Format = o.format
+	sub.viewKey, sub.render = p.Renderer(set.Registry)
 	sub.overhead = len(sub.frameHeader(nil, stream.History)) + len("]}")
 	opened := make(chan error, 1)
 	sub.opened = opened
@@ -357,7 +344,7 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 	s.running++
 	s.subsWG.Add(1)
 	s.mu.Unlock()
-	ctx, leave := s.h.running.Join(s.ctx, streamKey(sc.Name, view))
+	ctx, leave := s.h.running.Join(s.ctx, p.SetKey())
 	ctx, cancel := context.WithCancelCause(ctx)
 	sub.cancel = cancel
 	s.h.sessionSubs.Add(1)

@@ -8,6 +8,12 @@
 // handlers, WebSocket sessions next to it) and only frames what the
 // runner hands it.
 //
+// Prepare is the one way from a parsed watch or replay request to the
+// Spec of its stream, which every transport calls, so that all of them
+// check the same things in the same order; the access checks, which need
+// package auth, are handed to it by the transport. It lives here rather
+// than with either transport so that neither imports the other.
+//
 // It knows no transport, no HTTP status and no wire format: records are
 // handed to the sink as they are, and the sink renders them.
 package stream
