@@ -6,8 +6,8 @@ import (
 	"strconv"
 
 	"herald/api/httperr"
-	"herald/engine"
 	"herald/notification"
+	"herald/session"
 )
 
 // endpoint names the labels and validation code of one endpoint family.
@@ -17,9 +17,9 @@ type endpoint struct {
 }
 
 var (
-	notifyEndpoint = endpoint{"Invalid Notification Request", "INVALID_NOTIFICATION_REQUEST"}
-	watchEndpoint  = endpoint{"Invalid Watch Request", "INVALID_WATCH_REQUEST"}
-	replayEndpoint = endpoint{"Invalid Replay Request", "INVALID_REPLAY_REQUEST"}
+	notifyEndpoint = endpoint{"Invalid Notification Request", session.CodeInvalidNotification}
+	watchEndpoint  = endpoint{"Invalid Watch Request", session.CodeInvalidWatch}
+	replayEndpoint = endpoint{"Invalid Replay Request", session.CodeInvalidReplay}
 )
 
 // writeRequestError answers a parse, event-type or validation error of a
@@ -54,32 +54,13 @@ func writeRequestError(w http.ResponseWriter, r *http.Request, ep endpoint, err 
 // codeTooLarge is the error code of a request too large to take: a body
 // over max_body_bytes, a batch over its count, and a notification whose
 // stored record would exceed the backend's limit (HTTP 413).
-const codeTooLarge = "PAYLOAD_TOO_LARGE"
+const codeTooLarge = session.CodeTooLarge
 
-// requestError classifies a parse, event-type or validation error: the
-// API error code, the message and its innermost detail. Every transport
-// answers with these.
+// requestError classifies a parse, event-type or validation error of a
+// request of endpoint ep: the API error code, the message and its
+// innermost detail (session.ErrorCode: sessions answer with the same).
 func requestError(ep endpoint, err error) (code, msg, detail string) {
-	var (
-		pe *notification.ParseError
-		ue *notification.UnknownEventTypeError
-		ve *notification.ValidationError
-		be *notification.BusyError
-		te *engine.TooLargeError
-	)
-	switch {
-	case errors.As(err, &te):
-		return codeTooLarge, te.Error(), te.Error()
-	case errors.As(err, &be):
-		return "BUSY", be.Error(), be.Error()
-	case errors.As(err, &pe):
-		return pe.Kind.Code(), pe.Error(), pe.Detail
-	case errors.As(err, &ue):
-		return "UNKNOWN_EVENT_TYPE", ue.Error(), ue.Error()
-	case errors.As(err, &ve):
-		return ep.code, ve.Message, ve.Detail
-	}
-	return ep.code, err.Error(), err.Error()
+	return session.ErrorCode(ep.code, err)
 }
 
 // validation wraps a message as a *notification.ValidationError.

@@ -1,16 +1,15 @@
 // Package handlers implements herald's HTTP endpoints, one file per
 // endpoint family (notify, watch and replay streams, schema, admin,
-// health), the Server-Sent Events writer and the WebSocket sessions; the
-// JSON error bodies they answer with live in package api/httperr. Handlers
-// translate HTTP to the notification registry and the engine and back;
-// they hold no routing or middleware (package api wires them) and no
-// storage logic (package engine).
+// health), the Server-Sent Events writer and the transport of WebSocket
+// sessions (the upgrade and the connection; package session implements
+// the protocol); the JSON error bodies they answer with live in package
+// api/httperr. Handlers translate HTTP to the notification registry and
+// the engine and back; they hold no routing or middleware (package api
+// wires them) and no storage logic (package engine).
 package handlers
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -24,6 +23,7 @@ import (
 	"herald/configs"
 	"herald/engine"
 	"herald/notification"
+	"herald/session"
 	"herald/stream"
 )
 
@@ -67,22 +67,15 @@ type Settings struct {
 	Authenticate func(ctx context.Context, authorization string) (*auth.Identity, *auth.Error)
 	// Session holds the limits of WebSocket sessions.
 	Session SessionSettings
+
+	// session are the settings of WebSocket sessions, derived from the
+	// others when they are applied.
+	session *session.Settings
 }
 
 // SessionSettings are the limits of one WebSocket session (the session
-// block; session protocol §8). Zero values take the defaults.
-type SessionSettings struct {
-	MaxSubscriptions   int
-	MaxProducers       int
-	MaxProducerBytes   int64
-	ProducerCredit     int
-	ProducerMaxBatch   int
-	QueueFrames        int
-	MaxFrameEvents     int
-	MaxFrameBytes      int
-	BlockingTimeout    time.Duration
-	MaxSessionsPerUser int
-}
+// block). Zero values take the defaults.
+type SessionSettings = session.Limits
 
 // WatchSettings are the settings of watch and replay streams (the
 // watch_endpoint block). Zero values take the defaults.
@@ -124,29 +117,7 @@ func (s Settings) withDefaults() *Settings {
 	if s.Watch.MaxLag <= 0 {
 		s.Watch.MaxLag = configs.DefaultMaxLagSec * time.Second
 	}
-	ss := &s.Session
-	for _, d := range []struct {
-		v   *int
-		def int
-	}{
-		{&ss.MaxSubscriptions, configs.DefaultSessionMaxSubscriptions},
-		{&ss.MaxProducers, configs.DefaultSessionMaxProducers},
-		{&ss.ProducerCredit, configs.DefaultSessionProducerCredit},
-		{&ss.ProducerMaxBatch, configs.DefaultSessionProducerMaxBatch},
-		{&ss.QueueFrames, configs.DefaultSessionQueueFrames},
-		{&ss.MaxFrameEvents, configs.DefaultSessionMaxFrameEvents},
-		{&ss.MaxFrameBytes, configs.DefaultSessionMaxFrameBytes},
-	} {
-		if *d.v <= 0 {
-			*d.v = d.def
-		}
-	}
-	if ss.MaxProducerBytes <= 0 {
-		ss.MaxProducerBytes = configs.DefaultSessionMaxProducerBytes
-	}
-	if ss.BlockingTimeout <= 0 {
-		ss.BlockingTimeout = configs.DefaultSessionBlockingTimeoutMs * time.Millisecond
-	}
+	s.Session = s.Session.WithDefaults()
 	return &s
 }
 
@@ -186,26 +157,22 @@ type Handlers struct {
 	// stream has started.
 	running stream.Set
 	streams atomic.Int64
-	// sessions counts the WebSocket sessions per user; sessionsOpen all
-	// of them.
-	sessions     sessionCounter
-	sessionsOpen atomic.Int64
-	// sessionDrops counts the events DROPPING subscriptions discarded;
-	// sessionSubs the subscriptions and replays of sessions running now.
-	sessionDrops atomic.Uint64
-	sessionSubs  atomic.Int64
+	// sessions counts the WebSocket sessions; sessionDeps is what they
+	// need of the handlers.
+	sessions    session.Counters
+	sessionDeps session.Deps
 }
 
 // SessionDropped returns how many events DROPPING session subscriptions
 // have discarded since the start.
-func (h *Handlers) SessionDropped() uint64 { return h.sessionDrops.Load() }
+func (h *Handlers) SessionDropped() uint64 { return h.sessions.Dropped() }
 
 // SessionSubscriptions returns the number of session subscriptions and
 // replays whose stream is running now.
-func (h *Handlers) SessionSubscriptions() int { return int(h.sessionSubs.Load()) }
+func (h *Handlers) SessionSubscriptions() int { return h.sessions.Subscriptions() }
 
 // Sessions returns the number of WebSocket sessions open now.
-func (h *Handlers) Sessions() int { return int(h.sessionsOpen.Load()) }
+func (h *Handlers) Sessions() int { return h.sessions.Open() }
 
 // Streams returns the number of watch and replay streams open now (their
 // SSE response started and not yet ended).
@@ -235,11 +202,27 @@ func New(opts Options) *Handlers {
 	if h.writeTimeout <= 0 {
 		h.writeTimeout = DefaultStreamWriteTimeout
 	}
+	h.sessionDeps = session.Deps{Engine: h.eng, Settings: func() *session.Settings { return h.Settings().session },
+		Streams: &h.running, Counters: &h.sessions, Log: h.log, Now: h.now, Version: h.version}
+	if h.observing {
+		h.sessionDeps.Observer = sessionObserver{h.obs}
+	}
 	return h
 }
 
 // Apply replaces the settings that requests starting from now use.
-func (h *Handlers) Apply(s Settings) { h.set.Store(s.withDefaults()) }
+func (h *Handlers) Apply(s Settings) {
+	set := s.withDefaults()
+	set.session = &session.Settings{Registry: set.Registry, Policy: set.Auth, Authenticate: set.Authenticate,
+		Streams: set.Watch.limits(), Limits: set.Session, MaxRequestBytes: set.MaxBodyBytes,
+		Destinations: func(ctx context.Context, sc *notification.Schema, filter *notification.Filter, id *auth.Identity, sessionID string) *auth.Error {
+			if e := h.decideECPDS(ctx, set, sc, filter, id, sessionID); e != nil {
+				return e.denied
+			}
+			return nil
+		}}
+	h.set.Store(set)
+}
 
 // Settings returns the settings in force.
 func (h *Handlers) Settings() *Settings { return h.set.Load() }
@@ -266,18 +249,6 @@ func (h *Handlers) EndFormatStreams(eventType string, reason stream.Reason) int 
 // reason `server_shutdown`. It returns at once; streams end promptly.
 func (h *Handlers) Shutdown() {
 	h.running.EndAll(&stream.Stop{Reason: stream.Shutdown})
-}
-
-// jsonMarshal encodes v as JSON without HTML escaping (frames and bodies
-// are not HTML).
-func jsonMarshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // errBodyTooLarge and errBodyTimeout classify body read failures.

@@ -15,6 +15,7 @@ import (
 	"herald/configs"
 	"herald/engine"
 	"herald/notification"
+	"herald/session"
 )
 
 // This file is batch notify, POST /api/v1/notifications: many notify
@@ -282,7 +283,7 @@ func tooLarge(els []batchElement) int {
 // shortMessage is msg shortened to maxErrorMessage bytes, at a character
 // boundary, marked with a final "…".
 func shortMessage(msg string) string {
-	return string(fitMessage(msg, maxErrorMessage, func(m string) []byte { return []byte(m) }))
+	return string(session.FitMessage(msg, maxErrorMessage, func(m string) []byte { return []byte(m) }))
 }
 
 // answerBatch answers a published batch: 200 with the ids when every

@@ -245,3 +245,16 @@ func (rec *notifyRecorder) Write(b []byte) (int, error) {
 
 // Unwrap returns the underlying writer (http.ResponseController).
 func (rec *notifyRecorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
+
+// sessionObserver is the session.Observer of the handlers' observer.
+type sessionObserver struct{ Observer }
+
+// Notified implements session.Observer.
+func (o sessionObserver) Notified(sc *notification.Schema, code string, n int, d time.Duration) {
+	o.Observer.Notified(TransportWebSocket, eventTypeLabel(sc), code, n, d)
+}
+
+// Stream implements session.Observer.
+func (o sessionObserver) Stream(sc *notification.Schema, user string) stream.Observer {
+	return o.Observer.Stream(StreamLabels{Transport: TransportWebSocket, Route: RouteSession, EventType: eventTypeLabel(sc), User: user})
+}

@@ -4,32 +4,12 @@ import (
 	"net/http"
 
 	"herald/api/httperr"
-	"herald/notification"
+	"herald/session"
 )
 
 // SchemaList serves GET /api/v1/schema (reference §16).
 func (h *Handlers) SchemaList(w http.ResponseWriter, r *http.Request) {
-	httperr.WriteJSON(w, http.StatusOK, schemaListBody(h.Registry()))
-}
-
-// schemaListBody is the body of GET /api/v1/schema.
-func schemaListBody(reg *notification.Registry) map[string]any {
-	names := reg.Names()
-	schemas := make(map[string]any, len(names))
-	for _, n := range names {
-		s, _ := reg.Schema(n)
-		schemas[n] = s.Public()
-	}
-	body := map[string]any{
-		"status":        "success",
-		"schema":        schemas,
-		"event_types":   names,
-		"total_schemas": len(names),
-	}
-	if len(names) == 0 {
-		body["message"] = "No notification schema configured"
-	}
-	return body
+	httperr.WriteJSON(w, http.StatusOK, session.SchemaList(h.Registry()))
 }
 
 // SchemaGet serves GET /api/v1/schema/{event_type} (reference §16).

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"herald/configs"
-	"herald/handlers"
+	"herald/session"
 
 	"github.com/coder/websocket"
 )
@@ -55,7 +55,7 @@ func TestSessionWhereAndSample(t *testing.T) {
 	c := s.dial(t, nil)
 	c.welcome()
 	c.ok("subscribe", `"name":"w","event_type":"ev","where":"k >= 'k5'","sample_rate":0.5,"sample_seed":42`)
-	rng := handlers.NewSampleSource(42)
+	rng := session.NewSampleSource(42)
 	var want []string
 	for i := 1; i <= 200; i++ {
 		k := fmt.Sprintf("k%d", i%10)

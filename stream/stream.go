@@ -5,8 +5,8 @@
 // goes live, serves heartbeats and the maximum duration, applies the
 // selection (WHERE predicate, sampling), and ends with an End that says
 // why and where to resume. A transport implements Sink (SSE in package
-// handlers, WebSocket sessions next to it) and only frames what the
-// runner hands it.
+// handlers, WebSocket sessions in package session) and only frames what
+// the runner hands it.
 //
 // Prepare is the one way from a parsed watch or replay request to the
 // Spec of its stream, which every transport calls, so that all of them

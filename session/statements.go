@@ -1,4 +1,4 @@
-package handlers
+package session
 
 import (
 	"encoding/json"
@@ -12,8 +12,8 @@ import (
 	"herald/notification"
 )
 
-// This file parses the session-local statements of `execute` (session
-// protocol §4, the sessions chapter of the specification):
+// This file parses the session-local statements of `execute` (the
+// execute request of the AsyncAPI document):
 //
 //	CREATE SUBSCRIPTION name TO event_type [BLOCKING|DROPPING] [BATCH SAMPLE RATE r] [WHERE predicate]
 //	DELETE SUBSCRIPTION name
@@ -289,7 +289,7 @@ func whereInStatement(src string, st *Statement, err error) error {
 }
 
 // execute runs one statement.
-func (s *session) execute(req *request) {
+func (s *Session) execute(req *request) {
 	if err := req.fields("statement"); err != nil {
 		s.send(s.replyError(req.id, "INVALID_REQUEST", err.Error()))
 		return
@@ -308,7 +308,7 @@ func (s *session) execute(req *request) {
 	case "DELETE SUBSCRIPTION":
 		s.unsubscribe(&request{id: req.id, op: "unsubscribe", members: map[string]jsontext.Value{"name": jsontext.Value(mustJSON(st.Name))}})
 	case "DESCRIBE EVENT TYPE":
-		sc, ok := s.h.Registry().Schema(st.EventType)
+		sc, ok := s.deps.Settings().Registry.Schema(st.EventType)
 		if !ok {
 			s.send(s.replyError(req.id, "UNKNOWN_EVENT_TYPE", "Event type '"+st.EventType+"' not found"))
 			return
@@ -327,7 +327,7 @@ func (s *session) execute(req *request) {
 	case "CREATE SUBSCRIPTION":
 		members := map[string]jsontext.Value{"event_type": jsontext.Value(mustJSON(st.EventType))}
 		o := subscribeOptions{name: st.Name, dropping: st.Dropping, sampleRate: st.SampleRate, hasRate: st.HasRate}
-		if sc, err := s.h.Registry().Lookup(st.EventType); err == nil {
+		if sc, err := s.deps.Settings().Registry.Lookup(st.EventType); err == nil {
 			// An unknown event type is left to subscribe's answer.
 			ident, unpinned, err := statementIdentifier(src, st, sc)
 			if err != nil {
@@ -344,7 +344,7 @@ func (s *session) execute(req *request) {
 			members["where"] = jsontext.Value(mustJSON(st.Where))
 		}
 		o.body = requestBody(members, "event_type", "identifier", "where")
-		s.open(req.id, o, false, watchEndpoint)
+		s.open(req.id, o, false, CodeInvalidWatch)
 	}
 }
 
@@ -385,7 +385,7 @@ func statementIdentifier(src string, st *Statement, sc *notification.Schema) (id
 }
 
 // statementError answers a statement error with its position.
-func (s *session) statementError(id jsontext.Value, err error, code string) {
+func (s *Session) statementError(id jsontext.Value, err error, code string) {
 	var se *StatementError
 	if errors.As(err, &se) {
 		s.send(s.replyErrorWith(id, code, "execute: "+se.Error(), map[string]any{"position": map[string]int{"line": se.Line, "column": se.Column}}))

@@ -1,8 +1,6 @@
-package handlers
+package session
 
 import (
-	"time"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -18,7 +16,6 @@ import (
 
 	"herald/auth"
 	"herald/codec/jsonstr"
-	"herald/configs"
 	"herald/engine"
 	"herald/notification"
 	"herald/stream"
@@ -35,7 +32,7 @@ const (
 // generation of its name. Its stream runs in its own goroutine with the
 // subscription as its sink.
 type subscription struct {
-	s         *session
+	s         *Session
 	name      string
 	gen       uint64
 	eventType string
@@ -102,12 +99,12 @@ func (sub *subscription) id(seq uint64) string {
 }
 
 // subscribe opens a subscription (replay false) or a bounded replay.
-func (s *session) subscribe(req *request, replay bool) {
+func (s *Session) subscribe(req *request, replay bool) {
 	allowed := []string{"name", "event_type", "identifier", "where", "from_id", "from_date", "mode", "sample_rate", "sample_seed", "format"}
-	ep := watchEndpoint
+	invalid := CodeInvalidWatch
 	if replay {
 		allowed = []string{"name", "event_type", "identifier", "where", "from_id", "from_date", "to_id", "to_date", "sample_rate", "sample_seed", "format"}
-		ep = replayEndpoint
+		invalid = CodeInvalidReplay
 	}
 	if err := req.fields(allowed...); err != nil {
 		s.send(s.replyError(req.id, "INVALID_REQUEST", err.Error()))
@@ -118,7 +115,7 @@ func (s *session) subscribe(req *request, replay bool) {
 		s.send(s.replyError(req.id, "INVALID_REQUEST", err.Error()))
 		return
 	}
-	s.open(req.id, o, replay, ep)
+	s.open(req.id, o, replay, invalid)
 }
 
 // subscribeOptions are the fields of a subscribe, replay or CREATE
@@ -235,9 +232,9 @@ func NewSampleSource(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed,
 
 // open validates a subscription request and starts it; the reply is
 // sent when its stream has joined the backend (or failed to).
-func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep endpoint) {
+func (s *Session) open(reqID jsontext.Value, o subscribeOptions, replay bool, invalid string) {
 	fail := func(code, msg string) { s.send(s.replyError(reqID, code, msg)) }
-	set := s.h.Settings()
+	set := s.deps.Settings()
 	mode := stream.Watch
 	if replay {
 		mode = stream.Replay
@@ -248,19 +245,19 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 	}
 	s.mu.Lock()
 	_, dup := s.subs[o.name]
-	full := s.running >= s.set.Session.MaxSubscriptions
+	full := s.running >= s.set.Limits.MaxSubscriptions
 	s.mu.Unlock()
 	switch {
 	case dup:
 		fail("DUPLICATE_NAME", "the session already has a subscription named '"+o.name+"'; unsubscribe it first or choose another name")
 		return
 	case full:
-		fail("LIMIT_EXCEEDED", fmt.Sprintf("max_subscriptions (%d): the session has that many subscriptions and replays running", s.set.Session.MaxSubscriptions))
+		fail("LIMIT_EXCEEDED", fmt.Sprintf("max_subscriptions (%d): the session has that many subscriptions and replays running", s.set.Limits.MaxSubscriptions))
 		return
 	}
 	req, err := notification.ParseRequest(o.body)
 	if err != nil {
-		code, msg, _ := requestError(ep, err)
+		code, msg, _ := ErrorCode(invalid, err)
 		fail(code, msg)
 		return
 	}
@@ -268,9 +265,9 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 		req.Format = &o.format
 	}
 	ident := s.identity.Load()
-	p, err := stream.Prepare(set.Registry, req, mode, set.Watch.limits(), stream.Checks{
+	p, err := stream.Prepare(set.Registry, req, mode, set.Streams, stream.Checks{
 		Read: func(sc *notification.Schema) error {
-			if denied := set.Auth.DecideStream(sc.Name, ident, auth.OpRead); denied != nil {
+			if denied := set.Policy.DecideStream(sc.Name, ident, auth.OpRead); denied != nil {
 				return denied
 			}
 			if o.unpinned != nil {
@@ -280,8 +277,11 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 			return nil
 		},
 		Destination: func(sc *notification.Schema, filter *notification.Filter) error {
-			if e := s.h.decideECPDS(s.ctx, set, sc, filter, ident, s.id); e != nil {
-				return e.denied
+			if set.Destinations == nil {
+				return nil
+			}
+			if denied := set.Destinations(s.ctx, sc, filter, ident, s.id); denied != nil {
+				return denied
 			}
 			return nil
 		},
@@ -297,14 +297,14 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 		case errors.As(err, &denied):
 			fail(s.denial(denied))
 		default:
-			code, msg, _ := requestError(ep, err)
+			code, msg, _ := ErrorCode(invalid, err)
 			fail(code, msg)
 		}
 		return
 	}
 	sc, spec := p.Schema, p.Spec
 	spec.Heartbeat = 0 // the session pings instead
-	spec.Observer = s.h.obs.Stream(StreamLabels{Transport: TransportWebSocket, Route: RouteSession, EventType: eventTypeLabel(sc), User: streamUser(ident)})
+	spec.Observer = s.obs.Stream(sc, userOf(ident))
 	if o.hasRate && o.sampleRate < 1 {
 		seed := rand.Uint64()
 		if o.seed != nil {
@@ -316,7 +316,7 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 		spec.Overflow = engine.DropOnOverflow
 	} else {
 		spec.Overflow = engine.BlockOnOverflow
-		spec.BlockTimeout = s.set.Session.BlockingTimeout
+		spec.BlockTimeout = s.set.Limits.BlockingTimeout
 	}
 	// The reply carries the schema: a subscription whose reply would not
 	// fit in a frame is refused before anything opens (with the largest
@@ -334,25 +334,25 @@ func (s *session) open(reqID jsontext.Value, o subscribeOptions, replay bool, ep
 		s: s, name: o.name, gen: s.nextGen, eventType: sc.Name, topic: topic,
 		replay: replay, dropping: o.dropping, cursor: spec.Cursors.HasStart(),
 		reply: reqID, schema: schema,
-		frameMax: s.set.Session.MaxFrameBytes, eventsMax: s.set.Session.MaxFrameEvents,
+		frameMax: s.set.Limits.MaxFrameBytes, eventsMax: s.set.Limits.MaxFrameEvents,
 	}
 	sub.viewKey, sub.render = p.Renderer(set.Registry)
 	sub.overhead = len(sub.frameHeader(nil, stream.History)) + len("]}")
 	opened := make(chan error, 1)
 	sub.opened = opened
-	sub.needsAuth = set.Auth.DecideStream(sc.Name, nil, auth.OpRead) != nil
+	sub.needsAuth = set.Policy.DecideStream(sc.Name, nil, auth.OpRead) != nil
 	s.running++
 	s.subsWG.Add(1)
 	s.mu.Unlock()
-	ctx, leave := s.h.running.Join(s.ctx, p.SetKey())
+	ctx, leave := s.deps.Streams.Join(s.ctx, p.SetKey())
 	ctx, cancel := context.WithCancelCause(ctx)
 	sub.cancel = cancel
-	s.h.sessionSubs.Add(1)
+	s.deps.Counters.subs.Add(1)
 	go func() {
 		defer s.subsWG.Done()
 		defer leave()
-		defer s.h.sessionSubs.Add(-1)
-		end := stream.Run(ctx, s.h.eng, &spec, sub)
+		defer s.deps.Counters.subs.Add(-1)
+		end := stream.Run(ctx, s.deps.Engine, &spec, sub)
 		s.finish(sub, end)
 	}()
 	if err := <-opened; err != nil {
@@ -500,14 +500,14 @@ func (sub *subscription) flushFrame() error {
 // frame's first event.
 func (sub *subscription) enqueue(f queued) error {
 	s := sub.s
-	if s.q.push(s.ctx, f, s.set.Session.BlockingTimeout) {
+	if s.q.push(s.ctx, f, s.set.Limits.BlockingTimeout) {
 		return nil
 	}
 	if s.ctx.Err() != nil {
 		return s.ctx.Err()
 	}
 	return &stream.OverflowError{ResumeFrom: f.first,
-		Message: fmt.Sprintf("the session queue stayed full for %s: the client reads too slowly", s.set.Session.BlockingTimeout)}
+		Message: fmt.Sprintf("the session queue stayed full for %s: the client reads too slowly", s.set.Limits.BlockingTimeout)}
 }
 
 // enqueueDropping queues a frame of a DROPPING subscription, or discards
@@ -518,13 +518,13 @@ func (sub *subscription) enqueueDropping(f queued, n int) error {
 	if sub.takeDropped != nil {
 		if n := sub.takeDropped(); n > 0 {
 			sub.dropped += n
-			s.h.obs.DroppedRows(int(n))
+			s.obs.DroppedRows(int(n))
 		}
 	}
 	if s.q.length() >= s.q.size {
 		sub.dropped += uint64(n)
-		s.h.sessionDrops.Add(uint64(n))
-		s.h.obs.DroppedRows(n)
+		s.deps.Counters.drops.Add(uint64(n))
+		s.obs.DroppedRows(n)
 		return nil
 	}
 	if sub.dropped > 0 {
@@ -540,8 +540,8 @@ func (sub *subscription) enqueueDropping(f queued, n int) error {
 	}
 	if ok, _ := s.q.tryPush(f, false); !ok {
 		sub.dropped += uint64(n)
-		s.h.sessionDrops.Add(uint64(n))
-		s.h.obs.DroppedRows(n)
+		s.deps.Counters.drops.Add(uint64(n))
+		s.obs.DroppedRows(n)
 	}
 	return nil
 }
@@ -570,7 +570,7 @@ func protocolReason(r stream.Reason) string {
 }
 
 // finish sends the end of a subscription whose stream returned.
-func (s *session) finish(sub *subscription, end stream.End) {
+func (s *Session) finish(sub *subscription, end stream.End) {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
 	if !sub.wasOpened {
@@ -643,7 +643,7 @@ func endMessage(end stream.End) string {
 
 // forget takes an ended subscription off the session's list; when
 // pending, its name stays taken until its final frame is written.
-func (s *session) forget(sub *subscription, pending bool) {
+func (s *Session) forget(sub *subscription, pending bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.uncount(sub)
@@ -655,7 +655,7 @@ func (s *session) forget(sub *subscription, pending bool) {
 
 // uncount stops counting sub against max_subscriptions (once); s.mu is
 // held.
-func (s *session) uncount(sub *subscription) {
+func (s *Session) uncount(sub *subscription) {
 	if !sub.uncounted {
 		sub.uncounted = true
 		s.running--
@@ -664,7 +664,7 @@ func (s *session) uncount(sub *subscription) {
 
 // endedName records that the server ended the subscription named name;
 // s.mu is held.
-func (s *session) endedName(name string) {
+func (s *Session) endedName(name string) {
 	if s.ended == nil {
 		s.ended = map[string]bool{}
 	}
@@ -673,7 +673,7 @@ func (s *session) endedName(name string) {
 
 // freeName frees the name of a subscription whose final frame was
 // written.
-func (s *session) freeName(sub *subscription) {
+func (s *Session) freeName(sub *subscription) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.subs[sub.name] == sub {
@@ -684,7 +684,7 @@ func (s *session) freeName(sub *subscription) {
 
 // unsubscribe stops a subscription at once and discards its queued
 // frames; nothing about that generation follows the reply.
-func (s *session) unsubscribe(req *request) {
+func (s *Session) unsubscribe(req *request) {
 	if err := req.fields("name"); err != nil {
 		s.send(s.replyError(req.id, "INVALID_REQUEST", err.Error()))
 		return
@@ -728,77 +728,14 @@ func (s *session) unsubscribe(req *request) {
 
 // endSubscriptions waits for the subscriptions of a closing session to
 // end (their contexts end with the session's).
-func (s *session) endSubscriptions() {
+func (s *Session) endSubscriptions() {
 	s.subsWG.Wait()
 }
 
-// notify stores one notification, exactly as POST /api/v1/notification.
-func (s *session) notify(req *request) {
-	if err := req.fields("event_type", "identifier", "payload"); err != nil {
-		s.send(s.replyError(req.id, "INVALID_REQUEST", err.Error()))
-		return
+// userOf is the user of an identity ("" when anonymous).
+func userOf(id *auth.Identity) string {
+	if id == nil {
+		return ""
 	}
-	set := s.h.Settings()
-	body := requestBody(req.members, "event_type", "identifier", "payload")
-	id, code, msg := s.h.notifyOne(s.ctx, set, body, s.identity.Load(), s.id)
-	if code == auth.Unauthenticated.Code() {
-		_, msg = s.denial(&auth.Error{Kind: auth.Unauthenticated, Message: msg})
-	}
-	if code != "" {
-		s.send(s.replyError(req.id, code, msg))
-		return
-	}
-	s.send(replyOK(req.id, map[string]any{"notification_id": id}))
-}
-
-// notifyOne validates and stores one notify request body for a user: the
-// notification id, or the error code and message.
-func (h *Handlers) notifyOne(ctx context.Context, set *Settings, body []byte, ident *auth.Identity, reqID string) (id, code, msg string) {
-	var sc *notification.Schema
-	if h.observing {
-		defer func(start time.Time) {
-			h.obs.Notified(TransportWebSocket, eventTypeLabel(sc), code, 1, time.Since(start))
-		}(time.Now())
-	}
-	req, err := notification.ParseNotifyRequest(body)
-	if err != nil {
-		code, msg, _ = requestError(notifyEndpoint, err)
-		return "", code, msg
-	}
-	sc, err = set.Registry.Lookup(req.EventType)
-	if err != nil {
-		sc = nil
-		code, msg, _ = requestError(notifyEndpoint, err)
-		return "", code, msg
-	}
-	if err := req.CheckNoEnd("/notification"); err != nil {
-		code, msg, _ = requestError(notifyEndpoint, err)
-		return "", code, msg
-	}
-	if _, ok := req.Identifier[configs.FieldPoint]; !ok {
-		if denied := set.Auth.DecideStream(sc.Name, ident, auth.OpWrite); denied != nil {
-			return "", denied.Kind.Code(), denied.Message
-		}
-	}
-	n, err := sc.Notify(req.Identifier, req.Payload)
-	if err == nil {
-		err = engine.CheckSize(h.eng, n)
-	}
-	if err != nil {
-		code, msg, _ = requestError(notifyEndpoint, err)
-		return "", code, msg
-	}
-	seq, _, err := h.eng.Publish(ctx, n)
-	if err != nil {
-		if errors.Is(err, engine.ErrUnavailable) {
-			return "", "SERVICE_UNAVAILABLE", "the notification backend is unavailable; nothing was stored, retry later"
-		}
-		if errors.Is(err, engine.ErrTooLarge) {
-			code, msg, _ = requestError(notifyEndpoint, err)
-			return "", code, msg
-		}
-		h.log.Error("notification storage failed", "request_id", reqID, "error", err)
-		return "", "NOTIFICATION_STORAGE_FAILED", "storing the notification failed; it was not stored"
-	}
-	return sc.Name + "@" + strconv.FormatUint(seq, 10), "", ""
+	return id.Username
 }

@@ -1,4 +1,4 @@
-package handlers
+package session
 
 import (
 	"bytes"
@@ -18,10 +18,10 @@ import (
 	"herald/stream"
 )
 
-// This file is the producers of a session (session protocol §7): credit,
-// whole-batch validation before anything is stored, pipelined batches
-// with one terminal reply per batch in order, suspension while the
-// backend is unavailable.
+// This file is the producers of a session: credit, whole-batch
+// validation before anything is stored, pipelined batches with one
+// terminal reply per batch in order, suspension while the backend is
+// unavailable.
 //
 // Atomicity: a batch is validated as a whole first, so `not_admitted`
 // stores nothing. Once admitted its notifications are published with
@@ -40,7 +40,7 @@ const producerPipeline = 4
 
 // producers are the producers of one session.
 type producers struct {
-	s       *session
+	s       *Session
 	mu      sync.Mutex
 	m       map[string]*producer
 	bytes   int64 // unanswered batch bytes
@@ -86,7 +86,7 @@ type batch struct {
 	start chan struct{} // closed when it may publish
 }
 
-func (p *producers) init(s *session) { p.s = s }
+func (p *producers) init(s *Session) { p.s = s }
 
 // open opens a producer for an event type.
 func (p *producers) open(req *request) {
@@ -105,14 +105,14 @@ func (p *producers) open(req *request) {
 		s.send(s.replyError(req.id, "INVALID_REQUEST", fmt.Sprintf("the producer name is %d bytes long; a name is at most %d bytes, since every frame about the producer carries it", len(name), maxEchoBytes)))
 		return
 	}
-	set := s.h.Settings()
+	set := s.deps.Settings()
 	sc, err := set.Registry.Lookup(et)
 	if err != nil {
-		code, msg, _ := requestError(notifyEndpoint, err)
+		code, msg, _ := ErrorCode(CodeInvalidNotification, err)
 		s.send(s.replyError(req.id, code, msg))
 		return
 	}
-	if denied := set.Auth.DecideStream(sc.Name, s.identity.Load(), auth.OpWrite); denied != nil {
+	if denied := set.Policy.DecideStream(sc.Name, s.identity.Load(), auth.OpWrite); denied != nil {
 		code, msg := s.denial(denied)
 		s.send(s.replyError(req.id, code, msg))
 		return
@@ -121,26 +121,26 @@ func (p *producers) open(req *request) {
 	// frame (startup validation checks it for the configured event types
 	// and limits; a session keeps the limits it opened with across
 	// reloads).
-	if need := configs.BatchReplyBytes(s.set.Session.ProducerMaxBatch, sc.Name); need > s.frameMax() {
+	if need := configs.BatchReplyBytes(s.set.Limits.ProducerMaxBatch, sc.Name); need > s.frameMax() {
 		s.send(s.replyError(req.id, "LIMIT_EXCEEDED", fmt.Sprintf("the reply to a full batch (producer_max_batch, %d ids of '%s') could be %d bytes, above max_frame_bytes (%d)",
-			s.set.Session.ProducerMaxBatch, sc.Name, need, s.frameMax())))
+			s.set.Limits.ProducerMaxBatch, sc.Name, need, s.frameMax())))
 		return
 	}
 	p.mu.Lock()
 	_, dup := p.m[name]
-	full := len(p.m) >= s.set.Session.MaxProducers
+	full := len(p.m) >= s.set.Limits.MaxProducers
 	p.mu.Unlock()
 	switch {
 	case dup:
 		s.send(s.replyError(req.id, "DUPLICATE_NAME", "the session already has a producer named '"+name+"'"))
 		return
 	case full:
-		s.send(s.replyError(req.id, "LIMIT_EXCEEDED", fmt.Sprintf("max_producers (%d): the session has that many producers", s.set.Session.MaxProducers)))
+		s.send(s.replyError(req.id, "LIMIT_EXCEEDED", fmt.Sprintf("max_producers (%d): the session has that many producers", s.set.Limits.MaxProducers)))
 		return
 	}
-	ctx, leave := s.h.running.Join(s.ctx, sc.Name)
-	pr := &producer{p: p, name: name, eventType: sc.Name, schema: sc, credit: s.set.Session.ProducerCredit,
-		maxBatch: s.set.Session.ProducerMaxBatch, ctx: ctx, leave: leave, tail: closedChan()}
+	ctx, leave := s.deps.Streams.Join(s.ctx, sc.Name)
+	pr := &producer{p: p, name: name, eventType: sc.Name, schema: sc, credit: s.set.Limits.ProducerCredit,
+		maxBatch: s.set.Limits.ProducerMaxBatch, ctx: ctx, leave: leave, tail: closedChan()}
 	p.mu.Lock()
 	if p.m == nil {
 		p.m = map[string]*producer{}
@@ -316,7 +316,7 @@ func (p *producers) publish(req *request) {
 	}
 	size := int64(len(raw))
 	p.mu.Lock()
-	tooBig := p.bytes+size > s.set.Session.MaxProducerBytes
+	tooBig := p.bytes+size > s.set.Limits.MaxProducerBytes
 	suspended := p.suspend
 	if !tooBig && !suspended {
 		p.bytes += size
@@ -327,17 +327,17 @@ func (p *producers) publish(req *request) {
 		notAdmitted("SERVICE_UNAVAILABLE", "the notification backend is unavailable; the producer is suspended until it returns", nil)
 		return
 	case tooBig:
-		notAdmitted("LIMIT_EXCEEDED", fmt.Sprintf("max_producer_bytes (%d): the session's unanswered batches would exceed it", s.set.Session.MaxProducerBytes), nil)
+		notAdmitted("LIMIT_EXCEEDED", fmt.Sprintf("max_producer_bytes (%d): the session's unanswered batches would exceed it", s.set.Limits.MaxProducerBytes), nil)
 		return
 	}
 	ns, errs, msg := pr.validate(raw)
 	if msg != "" || len(errs) > 0 {
 		pr.release(size)
-		code := notifyEndpoint.code
+		code := CodeInvalidNotification
 		if msg == "" {
 			msg = fmt.Sprintf("%d of the batch's notifications are invalid; nothing was stored", len(errs))
 			if allTooLarge(errs) {
-				code = codeTooLarge
+				code = CodeTooLarge
 				msg = fmt.Sprintf("%d of the batch's notifications are too large to store; nothing was stored", len(errs))
 			}
 		}
@@ -358,7 +358,7 @@ func (p *producers) publish(req *request) {
 // index, as many of the first ones as fit in max_frame_bytes, with
 // errors_truncated counting those left out (at least the first is kept,
 // its message shortened if it alone does not fit).
-func (s *session) notAdmitted(id jsontext.Value, code, msg string, errs []batchError) []byte {
+func (s *Session) notAdmitted(id jsontext.Value, code, msg string, errs []batchError) []byte {
 	fields := map[string]any{"outcome": "not_admitted"}
 	if len(errs) == 0 {
 		return s.replyErrorWith(id, code, msg, fields)
@@ -393,7 +393,7 @@ func (s *session) notAdmitted(id jsontext.Value, code, msg string, errs []batchE
 		} else {
 			fields["errors_truncated"] = len(errs) - 1
 		}
-		return fitMessage(first.Message, s.frameMax(), func(m string) []byte {
+		return FitMessage(first.Message, s.frameMax(), func(m string) []byte {
 			first.Message = m
 			fields["errors"] = []batchError{first}
 			return failedReply(id, code, msg, fields)
@@ -408,7 +408,7 @@ func (s *session) notAdmitted(id jsontext.Value, code, msg string, errs []batchE
 // notification too large to store.
 func allTooLarge(errs []batchError) bool {
 	for _, e := range errs {
-		if e.Code != codeTooLarge {
+		if e.Code != CodeTooLarge {
 			return false
 		}
 	}
@@ -481,15 +481,15 @@ func (pr *producer) one(v jsontext.Value) (*notification.Notification, string, s
 		return nil, "INVALID_REQUEST", ke.Error()
 	}
 	if err != nil {
-		code, msg, _ := requestError(notifyEndpoint, err)
+		code, msg, _ := ErrorCode(CodeInvalidNotification, err)
 		return nil, code, msg
 	}
 	n, err := pr.schema.Notify(req.Identifier, req.Payload)
 	if err == nil {
-		err = engine.CheckSize(pr.p.s.h.eng, n)
+		err = engine.CheckSize(pr.p.s.deps.Engine, n)
 	}
 	if err != nil {
-		code, msg, _ := requestError(notifyEndpoint, err)
+		code, msg, _ := ErrorCode(CodeInvalidNotification, err)
 		return nil, code, msg
 	}
 	return n, "", ""
@@ -521,7 +521,7 @@ func (pr *producer) run(b *batch) {
 	if !refused {
 		// In flight: the batch completes even if the session goes away.
 		ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
-		results = engine.PublishAll(ctx, s.h.eng, b.ns)
+		results = engine.PublishAll(ctx, s.deps.Engine, b.ns)
 		cancel()
 	}
 	pr.mu.Lock()
@@ -552,27 +552,27 @@ func (pr *producer) run(b *batch) {
 		}
 	}
 	if len(ids) > 0 {
-		s.h.obs.Notified(TransportWebSocket, eventTypeLabel(pr.schema), "", len(ids), 0)
+		s.obs.Notified(pr.schema, "", len(ids), 0)
 	}
 	switch {
 	case failure == nil:
 		s.send(replyOK(b.id, map[string]any{"outcome": "completed", "ids": ids}))
 	case unknown:
-		s.h.obs.Notified(TransportWebSocket, eventTypeLabel(pr.schema), "SERVICE_UNAVAILABLE", len(results)-len(ids), 0)
+		s.obs.Notified(pr.schema, "SERVICE_UNAVAILABLE", len(results)-len(ids), 0)
 		p.suspendAll()
 		s.send(s.replyErrorWith(b.id, "SERVICE_UNAVAILABLE", "the backend connection was lost after the batch was sent; which notifications were stored cannot be known",
 			map[string]any{"outcome": "unknown", "ids": ids}))
 	default:
 		code, msg := "NOTIFICATION_STORAGE_FAILED", "the backend refused part of the batch; ids lists what was stored, the rest was not"
 		if errors.Is(failure, engine.ErrTooLarge) {
-			code, msg, _ = requestError(notifyEndpoint, failure)
+			code, msg, _ = ErrorCode(CodeInvalidNotification, failure)
 			msg += "; ids lists what was stored, the rest was not"
 		}
 		if errors.Is(failure, engine.ErrUnavailable) {
 			code = "SERVICE_UNAVAILABLE"
 			p.suspendAll()
 		}
-		s.h.obs.Notified(TransportWebSocket, eventTypeLabel(pr.schema), code, len(results)-len(ids), 0)
+		s.obs.Notified(pr.schema, code, len(results)-len(ids), 0)
 		s.send(s.replyErrorWith(b.id, code, msg, map[string]any{"outcome": "failed", "ids": ids}))
 	}
 }
@@ -604,7 +604,7 @@ func (p *producers) suspendAll() {
 				return
 			case <-t.C:
 			}
-			if !backendReady(s.ctx, s.h.eng) {
+			if !backendReady(s.ctx, s.deps.Engine) {
 				continue
 			}
 			p.mu.Lock()
@@ -620,6 +620,12 @@ func (p *producers) suspendAll() {
 			return
 		}
 	}()
+}
+
+// readiness is implemented by engines that depend on something that can
+// be down (the JetStream engine's NATS connection).
+type readiness interface {
+	Ready(ctx context.Context) error
 }
 
 // backendReady reports whether the engine answers (engines without a
