@@ -23,7 +23,7 @@ import (
 
 // This file is what a session receives: the decoding of a frame into a
 // request, the ordered lane requests run in, the replies, and the simple
-// requests (auth, ping, schema).
+// requests (auth, ping, schema, notify).
 
 // request is one decoded client request.
 type request struct {
@@ -216,8 +216,9 @@ func unquoteValue(v jsontext.Value) string {
 	return string(b)
 }
 
-// laneRequests bounds the requests waiting in the ordered lane: the
-// reader waits (reading nothing more) while that many are.
+// laneRequests bounds the requests waiting in the ordered lane: Receive,
+// and so the transport's reader, waits (reading nothing more) while that
+// many are.
 const laneRequests = 64
 
 // requestLane is a session's ordered lane: requests run one after the
@@ -232,7 +233,7 @@ const laneRequests = 64
 type requestLane struct {
 	mu      sync.Mutex
 	reqs    []*request    // waiting, oldest first
-	room    chan struct{} // closed when a request leaves (nil while the reader does not wait)
+	room    chan struct{} // closed when a request leaves (nil while Receive does not wait)
 	running bool
 	closed  bool
 	// named holds, for each subscription name, the last request of the
