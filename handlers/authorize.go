@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"errors"
 	"herald/auth"
 	"herald/notification"
 	"net/http"
@@ -32,56 +31,24 @@ func (e *ecpdsRefusal) Error() string { return e.denied.Message }
 // Unwrap returns the denial.
 func (e *ecpdsRefusal) Unwrap() error { return e.denied }
 
-// refuse is a refusal of the ECPDS check of kind with msg.
-func refuse(kind auth.DenyKind, msg string, internal bool) *ecpdsRefusal {
-	return &ecpdsRefusal{denied: &auth.Error{Kind: kind, Message: msg}, internal: internal}
-}
-
-// decideECPDS runs the ECPDS destination check of reference §14 for a
-// user on a processed watch or replay filter: nil when it may proceed.
+// decideECPDS runs the ECPDS destination check (auth.DecideDestination)
+// for a user on a processed watch or replay filter: nil when it may
+// proceed. It logs and counts the outcome.
 func (h *Handlers) decideECPDS(ctx context.Context, set *Settings, s *notification.Schema, filter *notification.Filter, id *auth.Identity, reqID string) *ecpdsRefusal {
-	if !set.Auth.Enabled || !set.Auth.UsesPlugin(s.Name, auth.PluginECPDS) {
+	d := set.Auth.DecideDestination(ctx, set.ECPDS, s.Name, id, func(key string) (string, bool) { return canonicalValue(s, filter, key) })
+	if d.Outcome != "" {
+		h.obs.ECPDSDecision(d.Outcome)
+	}
+	if d.Denied == nil {
 		return nil
 	}
-	if id == nil {
-		return nil
-	}
-	if set.Auth.IsAdmin(id) {
-		h.obs.ECPDSDecision(ECPDSAdminBypass)
-		return nil
-	}
-	if set.ECPDS == nil {
-		h.log.Error("a schema uses the ecpds plugin but no ECPDS checker is configured", "request_id", reqID, "event_type", s.Name)
-		h.obs.ECPDSDecision(ECPDSError)
-		return refuse(auth.Forbidden, auth.MsgServerMisconfigured, true)
-	}
-	key := set.ECPDS.MatchKey()
-	value, ok := canonicalValue(s, filter, key)
-	if !ok {
-		h.obs.ECPDSDecision(ECPDSDenyMatchKey)
-		return refuse(auth.Forbidden, "Required field '"+key+"' not found in request identifiers", false)
-	}
-	err := set.ECPDS.Check(ctx, id.Username, value)
 	switch {
-	case err == nil:
-		h.obs.ECPDSDecision(ECPDSAllow)
-		return nil
-	case errors.Is(err, auth.ErrDenied):
-		h.obs.ECPDSDecision(ECPDSDenyDestination)
-		return refuse(auth.Forbidden, err.Error(), false)
-	case errors.Is(err, auth.ErrUnavailable):
-		h.log.Warn("ECPDS unavailable", "request_id", reqID, "event_type", s.Name, "username", id.Username, "error", err)
-		h.obs.ECPDSDecision(ECPDSUnavailable)
-		return refuse(auth.Unavailable, auth.MsgECPDSUnavailable, false)
-	case ctx.Err() != nil:
-		// The client went away while waiting; nobody reads the answer.
-		h.obs.ECPDSDecision(ECPDSUnavailable)
-		return refuse(auth.Unavailable, auth.MsgECPDSUnavailable, false)
-	default:
-		h.log.Error("ECPDS check failed", "request_id", reqID, "event_type", s.Name, "username", id.Username, "error", err)
-		h.obs.ECPDSDecision(ECPDSError)
-		return refuse(auth.Forbidden, auth.MsgECPDSUnexpectedError, true)
+	case d.Internal:
+		h.log.Error("ECPDS check failed", "request_id", reqID, "event_type", s.Name, "username", id.Username, "error", d.Cause)
+	case d.Cause != nil:
+		h.log.Warn("ECPDS unavailable", "request_id", reqID, "event_type", s.Name, "username", id.Username, "error", d.Cause)
 	}
+	return &ecpdsRefusal{denied: d.Denied, internal: d.Internal}
 }
 
 // canonicalValue returns the canonical value a processed watch/replay

@@ -89,17 +89,6 @@ type SessionObserver interface {
 	DroppedRows(n int)
 }
 
-// ECPDS decisions, as the metrics label them (Aviso's
-// aviso_ecpds_access_decisions_total outcomes).
-const (
-	ECPDSAllow           = "allow"
-	ECPDSDenyDestination = "deny_destination"
-	ECPDSDenyMatchKey    = "deny_match_key_missing"
-	ECPDSUnavailable     = "unavailable"
-	ECPDSAdminBypass     = "admin_bypass"
-	ECPDSError           = "error"
-)
-
 // ECPDSObserver is told each ECPDS access decision.
 type ECPDSObserver interface {
 	ECPDSDecision(outcome string)
