@@ -2,7 +2,10 @@
 // event type's identifier fields and typed payload fields (SQL's
 // three-valued logic, literals canonicalised by each field's handler),
 // compiled once and evaluated on every record without allocating, and
-// the identifier a predicate's top-level AND conditions pin.
+// the identifier a predicate's top-level AND conditions pin; and the
+// statements of a WebSocket session's execute request (CREATE
+// SUBSCRIPTION, DELETE SUBSCRIPTION, DESCRIBE EVENT TYPE), whose WHERE
+// clauses are such predicates.
 //
 // It knows no notification type and no handler: a predicate is compiled
 // against a Schema (the fields as the caller describes them, with their

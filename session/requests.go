@@ -19,6 +19,7 @@ import (
 	"herald/configs"
 	"herald/engine"
 	"herald/notification"
+	"herald/query"
 )
 
 // This file is what a session receives: the decoding of a frame into a
@@ -34,7 +35,7 @@ type request struct {
 
 	// stmt is an execute request's statement once parsed (stmtErr why
 	// it does not parse), parsed once for the lane and for execute.
-	stmt    *Statement
+	stmt    *query.Statement
 	stmtErr error
 	parsed  bool
 	// after are the unsubscribes of the subscription this request names
@@ -53,7 +54,7 @@ func (req *request) subscription() (string, bool) {
 		return name, ok && err == nil
 	case "execute":
 		st, err := req.statement()
-		if err != nil || (st.Kind != "CREATE SUBSCRIPTION" && st.Kind != "DELETE SUBSCRIPTION") {
+		if err != nil || (st.Kind != query.CreateSubscription && st.Kind != query.DeleteSubscription) {
 			return "", false
 		}
 		return st.Name, true
@@ -63,7 +64,7 @@ func (req *request) subscription() (string, bool) {
 
 // statement parses an execute request's statement once; a request
 // without a string statement is an error.
-func (req *request) statement() (*Statement, error) {
+func (req *request) statement() (*query.Statement, error) {
 	if !req.parsed {
 		req.parsed = true
 		src, ok, err := req.str("statement")
@@ -71,7 +72,7 @@ func (req *request) statement() (*Statement, error) {
 		case err != nil || !ok:
 			req.stmtErr = errors.New(`execute needs a "statement" (a string)`)
 		default:
-			req.stmt, req.stmtErr = ParseStatement(src)
+			req.stmt, req.stmtErr = query.ParseStatement(src)
 		}
 	}
 	return req.stmt, req.stmtErr

@@ -7,6 +7,7 @@ import (
 
 	"herald/configs"
 	"herald/notification"
+	"herald/query"
 )
 
 // statementFuzzConfig has an event type with a required field, as the
@@ -25,7 +26,7 @@ notification_schema:
 
 // FuzzParseStatement feeds arbitrary text to the statement parser and,
 // for a CREATE SUBSCRIPTION that parses, to the identifier it derives
-// from WHERE. Neither panics; every error is a *StatementError whose
+// from WHERE. Neither panics; every error is a *query.StatementError whose
 // line and column lie within the text; a statement that parses has a
 // kind, and its WHERE and end offsets lie within the text; a derived
 // identifier is one the watch endpoint accepts.
@@ -60,24 +61,24 @@ func FuzzParseStatement(f *testing.F) {
 		f.Fatal(err)
 	}
 	inText := func(t *testing.T, src string, err error) {
-		var se *StatementError
+		var se *query.StatementError
 		if !errors.As(err, &se) {
-			t.Fatalf("%q: error %T %v, want a *StatementError", src, err, err)
+			t.Fatalf("%q: error %T %v, want a *query.StatementError", src, err, err)
 		}
 		if se.Line < 1 || se.Column < 1 || se.Line > strings.Count(src, "\n")+1 || se.Msg == "" {
 			t.Fatalf("%q: error at line %d column %d: %q", src, se.Line, se.Column, se.Msg)
 		}
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		st, err := ParseStatement(src)
+		st, err := query.ParseStatement(src)
 		if err != nil {
 			inText(t, src, err)
 			return
 		}
-		if st.Kind == "" || st.WherePos > len(src) || st.EndPos < 0 || st.EndPos > len(src) {
+		if st.Kind == 0 || st.WherePos > len(src) || st.EndPos < 0 || st.EndPos > len(src) {
 			t.Fatalf("%q: parsed %+v", src, st)
 		}
-		if st.Kind != "CREATE SUBSCRIPTION" {
+		if st.Kind != query.CreateSubscription {
 			return
 		}
 		ident, unpinned, err := statementIdentifier(src, st, sc)

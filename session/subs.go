@@ -18,6 +18,7 @@ import (
 	"herald/codec/jsonstr"
 	"herald/engine"
 	"herald/notification"
+	"herald/query"
 	"herald/stream"
 )
 
@@ -130,7 +131,7 @@ type subscribeOptions struct {
 	format     string
 	// unpinned, when not nil, refuses the subscription once the stream's
 	// access is granted (a CREATE SUBSCRIPTION whose WHERE leaves a
-	// required field without a value): a *StatementError.
+	// required field without a value): a *query.StatementError.
 	unpinned error
 }
 
@@ -289,7 +290,7 @@ func (s *Session) open(reqID jsontext.Value, o subscribeOptions, replay bool, in
 	if err != nil {
 		var (
 			denied *auth.Error
-			se     *StatementError
+			se     *query.StatementError
 		)
 		switch {
 		case errors.As(err, &se):
