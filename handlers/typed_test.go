@@ -303,12 +303,17 @@ func TestTypedErrors(t *testing.T) {
 		t.Fatalf("%d %s", r.Status, r.Raw)
 	}
 	// Busy extension workers: 503 with Retry-After, the payload not judged.
-	// The holders take a slot again whenever one frees (a job of theirs
-	// reaching the pool's 2 s deadline, or the probe below finishing):
-	// holders that tried once could all be refused while the probe held a
-	// slot, and the pool then never filled.
+	// The holders keep their slot until release (Do waits for its job to
+	// return, whatever the job's deadline), so once the pool is full it
+	// stays full; a holder refused while another took a slot tries again.
+	// The probe runs under a context already ended: admitted, it returns
+	// at once instead of queueing behind the holders, and it is refused
+	// only when every slot is held.
 	pool := s.Server.Runtime().Workers
 	release := make(chan struct{})
+	var releaseOnce sync.Once
+	stop := func() { releaseOnce.Do(func() { close(release) }) }
+	defer stop()
 	var held sync.WaitGroup
 	for i := 0; i < 8; i++ {
 		held.Add(1)
@@ -320,11 +325,8 @@ func TestTypedErrors(t *testing.T) {
 					return
 				default:
 				}
-				err := pool.Do(context.Background(), func(ctx context.Context) error {
-					select {
-					case <-release:
-					case <-ctx.Done():
-					}
+				err := pool.Do(context.Background(), func(context.Context) error {
+					<-release
 					return nil
 				})
 				if err == codec.ErrBusy {
@@ -333,15 +335,17 @@ func TestTypedErrors(t *testing.T) {
 			}
 		}()
 	}
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
 	deadline := time.Now().Add(wait)
-	for pool.Do(context.Background(), func(context.Context) error { return nil }) != codec.ErrBusy {
+	for pool.Do(ended, func(context.Context) error { return nil }) != codec.ErrBusy {
 		if time.Now().After(deadline) {
 			t.Fatal("the workers never filled")
 		}
 		time.Sleep(time.Millisecond)
 	}
 	r = s.post(t, "/api/v1/events/tick?src=a", "application/json", []byte(`{"n":1}`))
-	close(release)
+	stop()
 	held.Wait()
 	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") != "1" || r.Body["code"] != "SERVICE_UNAVAILABLE" ||
 		r.Body["message"] != "codec ticks: the extension workers are busy, so the payload was not judged; nothing was stored, retry later" {
