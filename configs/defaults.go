@@ -1,6 +1,10 @@
 package configs
 
-// Default values that are not obvious from the Aviso reference.
+// Default values of the config file. Where a runtime package applies a
+// default to a zero option (engine, stream, session, handlers, jetstream
+// each declare theirs), the value here is the same number, so a key left
+// out of the file and an option left zero in code mean one thing; the
+// server package's TestDefaultsAgree keeps them equal.
 const (
 	// DefaultMaxBodyBytes is herald's request body limit (1 MiB).
 	DefaultMaxBodyBytes = 1 << 20
@@ -71,8 +75,8 @@ const (
 	LogFormatText = "text"
 )
 
-// Defaults of the session block (WebSocket sessions, session protocol §8);
-// handlers fall back to them for settings built in code.
+// Defaults of the session block (WebSocket sessions): the session
+// package's Default* values.
 const (
 	// DefaultSessionMaxSubscriptions is session.max_subscriptions.
 	DefaultSessionMaxSubscriptions = 32

@@ -1,12 +1,16 @@
 package configs
 
-import "strings"
+import (
+	"strings"
+
+	"herald/topic"
+)
 
 // This file holds the names and the syntax rule that the config file shares
 // with the runtime: the identifier handler names, the reserved spatial
-// field names and the topic base rule. configs is the lowest herald
-// package, so notification, handlers and jetstream take them from here
-// instead of spelling them again.
+// field names, and the topic base rule (owned by package topic, which
+// applies it). notification takes the names from here instead of
+// spelling them again.
 
 // Identifier handler names (the `type` of an identifier field).
 const (
@@ -97,32 +101,14 @@ func isSpatial(handler string) bool {
 	return false
 }
 
-// MaxBaseBytes bounds a topic base, and so a stream name (JetStream
-// refuses stream names longer than 255 bytes).
-const MaxBaseBytes = 255
+// MaxBaseBytes bounds a topic base: topic.MaxBaseBytes.
+const MaxBaseBytes = topic.MaxBaseBytes
 
-// BaseRule states the rule ValidBase checks, for error messages.
-const BaseRule = "[A-Za-z0-9][A-Za-z0-9_-]*, at most 255 bytes"
+// BaseRule states the rule ValidBase checks, for error messages:
+// topic.BaseRule.
+const BaseRule = topic.BaseRule
 
-// ValidBase reports whether s is a valid topic base:
-// [A-Za-z0-9][A-Za-z0-9_-]* and at most MaxBaseBytes long. A base names
-// the event type's subjects and its JetStream stream; the config file
-// declares it (topic.base, or the event type's name), and notify, the
-// admin endpoints and the JetStream engine check names against the same
-// rule.
-func ValidBase(s string) bool {
-	if s == "" || len(s) > MaxBaseBytes {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		alnum := ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
-		if i == 0 && !alnum {
-			return false
-		}
-		if !alnum && c != '_' && c != '-' {
-			return false
-		}
-	}
-	return true
-}
+// ValidBase reports whether s is a valid topic base (topic.ValidBase). A
+// base names the event type's subjects and its JetStream stream; the
+// config file declares it (topic.base, or the event type's name).
+func ValidBase(s string) bool { return topic.ValidBase(s) }

@@ -16,6 +16,22 @@ import (
 	"herald/notification"
 )
 
+// Defaults of the engines' options; the config file's defaults
+// (package configs) are these values.
+const (
+	// DefaultLiveQueueSize is the live records a subscription may have
+	// waiting when its options set no bound. It is large enough for a
+	// watch to buffer live records while it replays a long history; the
+	// memory it costs is proportional to the records actually waiting.
+	DefaultLiveQueueSize = 4096
+	// DefaultMaxHistoryPerTopic is the in-memory history kept per exact
+	// subject: only the latest notification survives, as in Aviso.
+	DefaultMaxHistoryPerTopic = 1
+	// DefaultMaxTopics is the number of subjects the in-memory engine
+	// tracks before it evicts the least recently published one.
+	DefaultMaxTopics = 10000
+)
+
 // Errors returned by engines. Backends wrap them with context; callers test
 // with errors.Is.
 var (
@@ -165,7 +181,7 @@ type HistoryReader interface {
 // SubscribeOptions configure a live subscription.
 type SubscribeOptions struct {
 	// QueueSize bounds the records waiting for the subscriber (default
-	// configs.DefaultLiveQueueSize). Memory is spent only on records actually
+	// DefaultLiveQueueSize). Memory is spent only on records actually
 	// waiting; above 32 the bound may be exceeded by the one record
 	// being handed over to the subscription's channel.
 	QueueSize int

@@ -300,7 +300,7 @@ func (st *hubStream) endAllLocked(err error) {
 // Subscribe registers a live subscription to q.Stream. Its boundary is the
 // stream's last delivered sequence, captured atomically with the
 // registration: every later Deliver of that stream reaches it. Queue size
-// and overflow policy come from opts (configs.DefaultLiveQueueSize and
+// and overflow policy come from opts (DefaultLiveQueueSize and
 // CloseOnOverflow for zero values). A nil q.Filter matches every record
 // of the stream. On a closed hub the subscription is returned already
 // ended with ErrClosed.

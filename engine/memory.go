@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"herald/configs"
 	"herald/notification"
 	"herald/topic"
 )
@@ -25,11 +24,11 @@ const compactMinDead = 64
 // MemoryOptions configure the in-memory engine.
 type MemoryOptions struct {
 	// MaxHistoryPerTopic bounds the records kept per exact subject (FIFO);
-	// configs.DefaultMaxHistoryPerTopic when <= 0.
+	// DefaultMaxHistoryPerTopic when <= 0.
 	MaxHistoryPerTopic int
 	// MaxTopics bounds the subjects kept across all streams; creating one
 	// more evicts the subject whose newest record is the oldest.
-	// configs.DefaultMaxTopics when <= 0.
+	// DefaultMaxTopics when <= 0.
 	MaxTopics int
 	// MaxRecordBytes bounds one stored record (RecordBytes): a larger
 	// notification is refused with a *TooLargeError and not stored.
@@ -76,10 +75,10 @@ var _ Engine = (*Memory)(nil)
 // NewMemory returns an empty in-memory engine.
 func NewMemory(opts MemoryOptions) *Memory {
 	if opts.MaxHistoryPerTopic <= 0 {
-		opts.MaxHistoryPerTopic = configs.DefaultMaxHistoryPerTopic
+		opts.MaxHistoryPerTopic = DefaultMaxHistoryPerTopic
 	}
 	if opts.MaxTopics <= 0 {
-		opts.MaxTopics = configs.DefaultMaxTopics
+		opts.MaxTopics = DefaultMaxTopics
 	}
 	if opts.MaxRecordBytes <= 0 {
 		opts.MaxRecordBytes = DefaultMaxRecordBytes

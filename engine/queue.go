@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
-
-	"herald/configs"
 )
 
 // OverflowPolicy says what a subscriber's queue does with a live record
@@ -133,10 +131,10 @@ type queue struct {
 }
 
 // newQueue returns an empty queue bounded to size records
-// (configs.DefaultLiveQueueSize when size <= 0). Unknown policies behave as CloseOnOverflow.
+// (DefaultLiveQueueSize when size <= 0). Unknown policies behave as CloseOnOverflow.
 func newQueue(size int, policy OverflowPolicy) *queue {
 	if size <= 0 {
-		size = configs.DefaultLiveQueueSize
+		size = DefaultLiveQueueSize
 	}
 	if policy > BlockOnOverflow {
 		policy = CloseOnOverflow

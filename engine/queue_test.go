@@ -7,8 +7,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"herald/configs"
 )
 
 func TestOverflowPolicyString(t *testing.T) {
@@ -85,12 +83,12 @@ func TestQueueSpilledBound(t *testing.T) {
 		{queueChanCap + 1, CloseOnOverflow, offerOverflow},
 		{queueChanCap + 2, DropOnOverflow, offerDropped},
 		{3 * queueChanCap, BlockOnOverflow, offerWait},
-		{0, CloseOnOverflow, offerOverflow}, // configs.DefaultLiveQueueSize
+		{0, CloseOnOverflow, offerOverflow}, // DefaultLiveQueueSize
 	}
 	for _, c := range cases {
 		size := c.size
 		if size == 0 {
-			size = configs.DefaultLiveQueueSize
+			size = DefaultLiveQueueSize
 		}
 		qu := newQueue(c.size, c.policy)
 		accepted := 0

@@ -12,9 +12,9 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"herald/api/httperr"
-	"herald/configs"
 	"herald/engine"
 	"herald/notification"
+	"herald/topic"
 )
 
 // AdminDeleteResponse is the body of DELETE
@@ -161,17 +161,17 @@ func (h *Handlers) AdminWipeAll(w http.ResponseWriter, r *http.Request) {
 
 // checkStreamName refuses a stream key that no herald stream can have: a
 // stream is named after a topic base, so anything else (wildcards, dots,
-// path separators, whitespace, or more than configs.MaxBaseBytes bytes) is
+// path separators, whitespace, or more than topic.MaxBaseBytes bytes) is
 // a client's mistake, answered before the backend is asked.
 func checkStreamName(name string) error {
-	if configs.ValidBase(name) {
+	if topic.ValidBase(name) {
 		return nil
 	}
 	shown := name
 	if len(shown) > 64 {
 		shown = strings.ToValidUTF8(shown[:64], "") + "…"
 	}
-	return fmt.Errorf("%q (%d bytes) is not a valid stream or event type name: it must match %s", shown, len(name), configs.BaseRule)
+	return fmt.Errorf("%q (%d bytes) is not a valid stream or event type name: it must match %s", shown, len(name), topic.BaseRule)
 }
 
 // pathParam returns a route parameter percent-decoded: the router matches

@@ -20,11 +20,20 @@ import (
 
 	"herald/api/httperr"
 	"herald/auth"
-	"herald/configs"
 	"herald/engine"
 	"herald/notification"
 	"herald/session"
 	"herald/stream"
+)
+
+// Defaults of the request limits; the config file's defaults (package
+// configs) are these values.
+const (
+	// DefaultMaxBodyBytes is the request body limit (1 MiB).
+	DefaultMaxBodyBytes = 1 << 20
+	// DefaultMaxBatchNotifications is the most notifications one batch
+	// notify may carry.
+	DefaultMaxBatchNotifications = 1000
 )
 
 // Settings are what the configuration decides for the handlers. A config
@@ -37,10 +46,10 @@ type Settings struct {
 	// Watch holds the streaming settings.
 	Watch WatchSettings
 	// MaxBodyBytes bounds request bodies (413 beyond it; default
-	// configs.DefaultMaxBodyBytes).
+	// DefaultMaxBodyBytes).
 	MaxBodyBytes int64
 	// MaxBatchNotifications bounds the notifications of one batch notify
-	// (default configs.DefaultMaxBatchNotifications).
+	// (default DefaultMaxBatchNotifications).
 	MaxBatchNotifications int
 	// ReadBodyTimeout bounds the time to read a request body.
 	ReadBodyTimeout time.Duration
@@ -85,15 +94,15 @@ type WatchSettings struct {
 	// MaxDuration ends a watch after that long (0: never).
 	MaxDuration time.Duration
 	// ReplayBatchSize is the history page size (default
-	// configs.DefaultReplayBatchSize).
+	// stream.DefaultReplayBatchSize).
 	ReplayBatchSize int
 	// ReplayBatchDelay is the pause between history pages.
 	ReplayBatchDelay time.Duration
 	// LiveQueueSize bounds the live notifications one watcher may have
-	// waiting (default configs.DefaultLiveQueueSize).
+	// waiting (default engine.DefaultLiveQueueSize).
 	LiveQueueSize int
 	// MaxLag ends a watcher whose oldest undelivered notification waited
-	// longer (default configs.DefaultMaxLagSec).
+	// longer (default stream.DefaultMaxLag).
 	MaxLag time.Duration
 	// SendBufferBytes caps the kernel send buffer of a stream connection
 	// (0: the operating system's).
@@ -103,19 +112,19 @@ type WatchSettings struct {
 // withDefaults returns s with its zero values replaced by defaults.
 func (s Settings) withDefaults() *Settings {
 	if s.MaxBodyBytes <= 0 {
-		s.MaxBodyBytes = configs.DefaultMaxBodyBytes
+		s.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if s.MaxBatchNotifications <= 0 {
-		s.MaxBatchNotifications = configs.DefaultMaxBatchNotifications
+		s.MaxBatchNotifications = DefaultMaxBatchNotifications
 	}
 	if s.Watch.ReplayBatchSize <= 0 {
-		s.Watch.ReplayBatchSize = configs.DefaultReplayBatchSize
+		s.Watch.ReplayBatchSize = stream.DefaultReplayBatchSize
 	}
 	if s.Watch.LiveQueueSize <= 0 {
-		s.Watch.LiveQueueSize = configs.DefaultLiveQueueSize
+		s.Watch.LiveQueueSize = engine.DefaultLiveQueueSize
 	}
 	if s.Watch.MaxLag <= 0 {
-		s.Watch.MaxLag = configs.DefaultMaxLagSec * time.Second
+		s.Watch.MaxLag = stream.DefaultMaxLag
 	}
 	s.Session = s.Session.WithDefaults()
 	return &s

@@ -18,7 +18,6 @@ import (
 	"herald/configs"
 	"herald/engine"
 	"herald/handlers"
-	"herald/jetstream"
 	"herald/jetstream/jetstreamtest"
 	herald "herald/server"
 )
@@ -118,7 +117,7 @@ func startServer(t testing.TB, yaml string, edit func(*configs.Config)) *server 
 	}
 	var eng engine.Engine
 	if strings.HasPrefix(t.Name(), jetStreamSuite+"/") || strings.HasPrefix(t.Name(), "Fuzz") {
-		opts, err := jetstream.OptionsFromConfig(cfg)
+		opts, err := herald.JetStreamOptions(cfg)
 		if err != nil {
 			t.Fatalf("jetstream options: %v", err)
 		}

@@ -8,7 +8,6 @@ import (
 
 	"herald/api/httperr"
 	"herald/auth"
-	"herald/configs"
 	"herald/engine"
 	"herald/notification"
 )
@@ -52,7 +51,7 @@ func (h *Handlers) Notify(w http.ResponseWriter, r *http.Request) {
 		writeRequestError(w, r, notifyEndpoint, err)
 		return
 	}
-	if _, ok := req.Identifier[configs.FieldPoint]; ok {
+	if _, ok := req.Identifier[notification.FieldPoint]; ok {
 		// `point` is refused before authorisation (reference §3 step 1);
 		// Schema.Notify checks it first and owns the message.
 		_, err := s.Notify(req.Identifier, req.Payload)

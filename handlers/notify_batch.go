@@ -12,7 +12,6 @@ import (
 
 	"herald/api/httperr"
 	"herald/auth"
-	"herald/configs"
 	"herald/engine"
 	"herald/notification"
 	"herald/session"
@@ -155,7 +154,7 @@ func (h *Handlers) parseBatch(set *Settings, raws [][]byte, els []batchElement) 
 			el.refuse(err)
 			continue
 		}
-		if _, ok := req.Identifier[configs.FieldPoint]; ok {
+		if _, ok := req.Identifier[notification.FieldPoint]; ok {
 			// Schema.Notify checks `point` first and owns the message.
 			_, err := l.s.Notify(req.Identifier, req.Payload)
 			el.refuse(err)

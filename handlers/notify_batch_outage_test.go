@@ -15,6 +15,7 @@ import (
 	"herald/engine"
 	"herald/jetstream"
 	"herald/jetstream/jetstreamtest"
+	herald "herald/server"
 )
 
 // batchOutageAnswer is the body of a batch notify's storage failure.
@@ -52,7 +53,7 @@ func TestNotifyBatchOutage(t *testing.T) {
 		c.Application.MaxBatchNotifications = n
 		c.Application.MaxBodyBytes = 16 << 20
 	}, func(c *configs.Config) engine.Engine {
-		o, err := jetstream.OptionsFromConfig(c)
+		o, err := herald.JetStreamOptions(c)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"herald/engine"
 	"herald/jetstream"
 	"herald/jetstream/jetstreamtest"
+	herald "herald/server"
 )
 
 // batchConfig is the config of the batch notify tests: two event types,
@@ -51,7 +52,7 @@ func startBatchServer(t testing.TB, yaml string, edit func(*configs.Config)) *se
 	t.Helper()
 	return startHerald(t, yaml, edit, func(c *configs.Config) engine.Engine {
 		if strings.HasPrefix(t.Name(), jetStreamSuite+"/") || strings.HasPrefix(t.Name(), "Fuzz") {
-			o, err := jetstream.OptionsFromConfig(c)
+			o, err := herald.JetStreamOptions(c)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -266,7 +266,7 @@ func TestOutage(t *testing.T) {
 		js.MaxReconnectAttempts = 5
 		js.ReconnectDelayMs = 2000
 	}, func(c *configs.Config) engine.Engine {
-		o, err := jetstream.OptionsFromConfig(c)
+		o, err := herald.JetStreamOptions(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -403,7 +403,7 @@ func firstDifference(got, want []string) string {
 func TestOutageUnrecoverableFailsHealth(t *testing.T) {
 	var eng *jetstream.Engine
 	s := startHerald(t, testConfig, nil, func(c *configs.Config) engine.Engine {
-		o, err := jetstream.OptionsFromConfig(c)
+		o, err := herald.JetStreamOptions(c)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -54,7 +54,7 @@ func startJetStreamServer(t *testing.T, yaml string) (*server, *jetstream.Engine
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	opts, err := jetstream.OptionsFromConfig(cfg)
+	opts, err := herald.JetStreamOptions(cfg)
 	if err != nil {
 		t.Fatalf("jetstream options: %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"herald/engine"
 	"herald/jetstream"
 	"herald/jetstream/jetstreamtest"
+	herald "herald/server"
 )
 
 // startOnJetStream starts herald on an embedded JetStream engine, with
@@ -27,7 +28,7 @@ func startOnJetStream(t *testing.T) (*server, natsjs.JetStream) {
 		c.WatchEndpoint.ReplayBatchSize = 2
 		c.WatchEndpoint.ReplayBatchDelayMs = 300
 	}, func(c *configs.Config) engine.Engine {
-		o, err := jetstream.OptionsFromConfig(c)
+		o, err := herald.JetStreamOptions(c)
 		if err != nil {
 			t.Fatal(err)
 		}

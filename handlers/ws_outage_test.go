@@ -13,6 +13,7 @@ import (
 	"herald/engine"
 	"herald/jetstream"
 	"herald/jetstream/jetstreamtest"
+	herald "herald/server"
 )
 
 // TestSessionProducerOutage: a producer on an external nats-server that
@@ -31,7 +32,7 @@ func TestSessionProducerOutage(t *testing.T) {
 	// In the file, so that a reload reads the same backend.
 	yaml := strings.Replace(wsConfig, "  kind: in_memory\n", "  kind: jetstream\n  jetstream: {nats_url: '"+ns.URL()+"', timeout_seconds: 1}\n", 1)
 	s := startHerald(t, yaml, nil, func(c *configs.Config) engine.Engine {
-		o, err := jetstream.OptionsFromConfig(c)
+		o, err := herald.JetStreamOptions(c)
 		if err != nil {
 			t.Fatal(err)
 		}

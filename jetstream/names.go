@@ -5,8 +5,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"herald/configs"
 	"herald/engine"
+	"herald/topic"
 )
 
 // Errors for a caller's request the engine refuses before sending
@@ -64,10 +64,10 @@ func checkStreamKey(key string) error {
 // checkBase checks that base is a topic base (and so names a stream
 // herald can own).
 func checkBase(base string) error {
-	if configs.ValidBase(base) {
+	if topic.ValidBase(base) {
 		return nil
 	}
-	return fmt.Errorf("topic base %s (%d bytes) must match %s: %w", shown(base), len(base), configs.BaseRule, ErrInvalidName)
+	return fmt.Errorf("topic base %s (%d bytes) must match %s: %w", shown(base), len(base), topic.BaseRule, ErrInvalidName)
 }
 
 // shownLen bounds the part of a refused value that error messages quote.

@@ -1,14 +1,13 @@
 package jetstream
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"strings"
 	"time"
 
-	"herald/configs"
+	"herald/topic"
 )
 
 // Defaults of Options; the Aviso ones come from reference §19/§20.3.
@@ -52,7 +51,7 @@ const (
 	// second recreates its consumer.
 	DefaultFeedHeartbeat = time.Second
 	// DefaultDataDir is the embedded server's store directory.
-	DefaultDataDir = configs.DefaultDataDir
+	DefaultDataDir = "./data/jetstream"
 )
 
 // Storage types, retention policies and discard policies of StreamPolicy
@@ -73,7 +72,7 @@ const (
 	RetentionInterest = "interest"
 	// RetentionWorkQueue removes a notification once one consumer has
 	// seen it; it cannot serve herald's replay consumers, and the
-	// configuration refuses it (configs.WorkqueueRefusal), as
+	// configuration refuses it, as
 	// aviso-server 0.13 does. The engine still maps it, for programs
 	// that build Options themselves.
 	RetentionWorkQueue = "workqueue"
@@ -338,8 +337,8 @@ func (o Options) check() error {
 	}
 	seen := map[string]string{}
 	for _, s := range o.Streams {
-		if !configs.ValidBase(s.Base) {
-			return fmt.Errorf("stream of event type %q: topic base %q must match %s", s.EventType, s.Base, configs.BaseRule)
+		if !topic.ValidBase(s.Base) {
+			return fmt.Errorf("stream of event type %q: topic base %q must match %s", s.EventType, s.Base, topic.BaseRule)
 		}
 		name := StreamName(s.Base)
 		if other, dup := seen[name]; dup {
@@ -366,111 +365,6 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-// OptionsFromConfig maps herald's configuration onto Options: the
-// notification_backend.jetstream block (connection, retries, stream
-// defaults, embedded server) and one StreamSpec per schema with its
-// storage_policy. The logger is left for the caller to set.
-func OptionsFromConfig(cfg *configs.Config) (Options, error) {
-	js := cfg.NotificationBackend.JetStream
-	o := Options{
-		URL:              js.NatsURL,
-		Token:            js.Token,
-		ConnectTimeout:   time.Duration(js.TimeoutSeconds) * time.Second,
-		ConnectAttempts:  js.RetryAttempts,
-		ReconnectDelay:   time.Duration(js.ReconnectDelayMs) * time.Millisecond,
-		MaxReconnects:    js.MaxReconnectAttempts,
-		PublishAttempts:  js.PublishRetryAttempts,
-		PublishRetryBase: time.Duration(js.PublishRetryBaseDelayMs) * time.Millisecond,
-		Embedded: EmbeddedOptions{
-			DataDir:    js.DataDir,
-			Listen:     js.Listen,
-			SyncAlways: js.SyncAlways,
-		},
-		Defaults: StreamPolicy{
-			MaxMsgs:   -1,
-			MaxBytes:  -1,
-			Storage:   js.StorageType,
-			Retention: js.RetentionPolicy,
-			Discard:   js.DiscardPolicy,
-		},
-	}
-	if js.MaxReconnectAttempts == 0 {
-		o.MaxReconnects = -1 // aviso-server: unset or 0 means unlimited
-	}
-	// js.EnableAutoReconnect is ignored, as aviso-server 0.13 ignores it.
-	if js.MaxMessages != nil {
-		o.Defaults.MaxMsgs = *js.MaxMessages
-	}
-	if js.MaxBytes != nil {
-		o.Defaults.MaxBytes = *js.MaxBytes
-	}
-	if js.Replicas != nil {
-		o.Defaults.Replicas = *js.Replicas
-	}
-	if js.RetentionTime != "" {
-		d, err := configs.ParseDuration(js.RetentionTime)
-		if err != nil {
-			return Options{}, fmt.Errorf("notification_backend.jetstream.retention_time: %w", err)
-		}
-		o.Defaults.MaxAge = d
-	}
-	var errs []error
-	for _, s := range cfg.NotificationSchema {
-		spec := StreamSpec{Base: s.Name, EventType: s.Name}
-		if s.Topic != nil && s.Topic.Base != "" {
-			spec.Base = s.Topic.Base
-		}
-		if sp := s.StoragePolicy; sp != nil {
-			p, err := policyOverride(sp)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("notification_schema.%s.storage_policy: %w", s.Name, err))
-				continue
-			}
-			spec.Policy = p
-		}
-		o.Streams = append(o.Streams, spec)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return Options{}, err
-	}
-	return o, nil
-}
-
-// policyOverride maps a schema's storage_policy (reference §20.2).
-func policyOverride(sp *configs.StoragePolicy) (PolicyOverride, error) {
-	var p PolicyOverride
-	if sp.RetentionTime != nil {
-		d, err := configs.ParseDuration(*sp.RetentionTime)
-		if err != nil {
-			return p, fmt.Errorf("retention_time: %w", err)
-		}
-		p.MaxAge = &d
-	}
-	if sp.MaxMessages != nil {
-		n := *sp.MaxMessages
-		p.MaxMsgs = &n
-	}
-	if sp.MaxSize != nil {
-		n, err := configs.ParseSize(*sp.MaxSize)
-		if err != nil {
-			return p, fmt.Errorf("max_size: %w", err)
-		}
-		p.MaxBytes = &n
-	}
-	if sp.AllowDuplicates != nil {
-		n := int64(1)
-		if *sp.AllowDuplicates {
-			n = -1
-		}
-		p.MaxMsgsPerSubject = &n
-	}
-	if sp.Compression != nil {
-		c := *sp.Compression
-		p.Compression = &c
-	}
-	return p, nil
 }
 
 // StreamName is the JetStream stream of a topic base: the base

@@ -12,7 +12,12 @@ import (
 	"herald/configs"
 	"herald/geo"
 	"herald/query"
+	"herald/topic"
 )
+
+// FieldPoint is the identifier key of the spatial point filter of watch
+// and replay requests; a notification cannot carry it.
+const FieldPoint = configs.FieldPoint
 
 // GeometryHandler is implemented by the spatial handlers: they turn a raw
 // JSON identifier value into a geo.Geometry.
@@ -199,8 +204,8 @@ func (r *Registry) compile(sc *configs.Schema, cache *codecCache) (*Schema, erro
 		f.Pos = i + 1
 		s.KeyOrder = append(s.KeyOrder, f)
 	}
-	if !configs.ValidBase(s.Base) {
-		return nil, fmt.Errorf("notification_schema.%s: topic base %q must match %s", sc.Name, s.Base, configs.BaseRule)
+	if !topic.ValidBase(s.Base) {
+		return nil, fmt.Errorf("notification_schema.%s: topic base %q must match %s", sc.Name, s.Base, topic.BaseRule)
 	}
 	s.ce = newCETemplate(r.baseURL, s.Name)
 	s.ceFields = ceFieldOrder(s)
@@ -294,8 +299,8 @@ func (r *Registry) Lookup(eventType string) (*Schema, error) {
 	if r.strict {
 		return nil, &UnknownEventTypeError{EventType: eventType, Configured: r.Names()}
 	}
-	if !configs.ValidBase(eventType) {
-		return nil, requestInvalid("event type '%s' has no schema and is not a valid topic base: it must match %s", eventType, configs.BaseRule)
+	if !topic.ValidBase(eventType) {
+		return nil, requestInvalid("event type '%s' has no schema and is not a valid topic base: it must match %s", eventType, topic.BaseRule)
 	}
 	if s, ok := r.byBase[eventType]; ok {
 		return nil, requestInvalid("event type '%s' has no schema, and its name is the topic base of event type '%s'", eventType, s.Name)

@@ -146,7 +146,7 @@ func (s *Server) buildStreams(ctx context.Context, p *reloadPlan) error {
 	if !ok || (len(d.added) == 0 && len(d.storage) == 0) {
 		return nil
 	}
-	jo, err := jetstream.OptionsFromConfig(p.cfg)
+	jo, err := JetStreamOptions(p.cfg)
 	if err != nil {
 		return &ReloadError{Code: ReloadInvalid, Message: fmt.Sprintf("config %s:\n%v", s.opts.ConfigPath, err)}
 	}

@@ -177,7 +177,7 @@ func NewEngine(ctx context.Context, cfg *configs.Config, log *slog.Logger, obs j
 		}
 		return engine.NewMemory(mo), nil
 	case configs.BackendJetStream:
-		opts, err := jetstream.OptionsFromConfig(cfg)
+		opts, err := JetStreamOptions(cfg)
 		if err != nil {
 			return nil, err
 		}

@@ -16,7 +16,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"herald/auth"
-	"herald/configs"
 	"herald/engine"
 	"herald/notification"
 	"herald/query"
@@ -698,7 +697,7 @@ func (s *Session) notifyOne(body []byte) (id, code, msg string) {
 		code, msg, _ = ErrorCode(CodeInvalidNotification, err)
 		return "", code, msg
 	}
-	if _, ok := req.Identifier[configs.FieldPoint]; !ok {
+	if _, ok := req.Identifier[notification.FieldPoint]; !ok {
 		if denied := set.Policy.DecideStream(sc.Name, s.identity.Load(), auth.OpWrite); denied != nil {
 			return "", denied.Kind.Code(), denied.Message
 		}

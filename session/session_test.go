@@ -191,8 +191,8 @@ func TestWelcomeAndPing(t *testing.T) {
 	c, w := h.open(context.Background(), session.Client{RequestID: "r1"})
 	limits, _ := w["limits"].(map[string]any)
 	if w["type"] != "welcome" || w["session_id"] != c.s.ID() || w["protocol"] != session.Subprotocol || w["server"] != "herald test" ||
-		limits["max_subscriptions"] != float64(configs.DefaultSessionMaxSubscriptions) || limits["max_request_bytes"] != float64(4096) ||
-		limits["blocking_timeout_ms"] != float64(configs.DefaultSessionBlockingTimeoutMs) || len(limits) != 11 {
+		limits["max_subscriptions"] != float64(session.DefaultMaxSubscriptions) || limits["max_request_bytes"] != float64(4096) ||
+		limits["blocking_timeout_ms"] != float64(session.DefaultBlockingTimeout.Milliseconds()) || len(limits) != 11 {
 		t.Fatalf("welcome %v", w)
 	}
 	if !c.send(`{"id":1,"op":"ping"}`) {

@@ -10,10 +10,40 @@ import (
 	"time"
 
 	"herald/auth"
-	"herald/configs"
 	"herald/engine"
 	"herald/notification"
 	"herald/stream"
+)
+
+// Defaults of a session's limits; the config file's defaults (the
+// session block of package configs) are these values.
+const (
+	// DefaultMaxSubscriptions is the most open subscriptions a session
+	// may hold.
+	DefaultMaxSubscriptions = 32
+	// DefaultMaxProducers is the most open producers a session may hold.
+	DefaultMaxProducers = 32
+	// DefaultMaxProducerBytes bounds the bytes of batches a session has
+	// sent and not yet had answered (32 MiB).
+	DefaultMaxProducerBytes = 32 << 20
+	// DefaultProducerCredit is the batches a producer may have in flight.
+	DefaultProducerCredit = 16
+	// DefaultProducerMaxBatch is the most elements of one producer batch.
+	DefaultProducerMaxBatch = 1000
+	// DefaultQueueFrames is the session's outbound queue of events
+	// frames, shared by its subscriptions.
+	DefaultQueueFrames = 16
+	// DefaultMaxFrameEvents is the most events one outgoing frame carries.
+	DefaultMaxFrameEvents = 256
+	// DefaultMaxFrameBytes bounds every frame the server sends (4 MiB).
+	DefaultMaxFrameBytes = 4 << 20
+	// DefaultBlockingTimeout bounds how long a BLOCKING subscription may
+	// hold back its delivery (and its publishers) before it ends with
+	// overflow.
+	DefaultBlockingTimeout = time.Second
+	// DefaultMaxSessionsPerUser bounds the sessions of one authenticated
+	// user.
+	DefaultMaxSessionsPerUser = 64
 )
 
 // Deps are what sessions need from the server that runs them, shared by
@@ -83,29 +113,29 @@ type Limits struct {
 }
 
 // WithDefaults returns l with its zero values replaced by the defaults
-// (configs.DefaultSession*).
+// (the Default* constants of this package).
 func (l Limits) WithDefaults() Limits {
 	for _, d := range []struct {
 		v   *int
 		def int
 	}{
-		{&l.MaxSubscriptions, configs.DefaultSessionMaxSubscriptions},
-		{&l.MaxProducers, configs.DefaultSessionMaxProducers},
-		{&l.ProducerCredit, configs.DefaultSessionProducerCredit},
-		{&l.ProducerMaxBatch, configs.DefaultSessionProducerMaxBatch},
-		{&l.QueueFrames, configs.DefaultSessionQueueFrames},
-		{&l.MaxFrameEvents, configs.DefaultSessionMaxFrameEvents},
-		{&l.MaxFrameBytes, configs.DefaultSessionMaxFrameBytes},
+		{&l.MaxSubscriptions, DefaultMaxSubscriptions},
+		{&l.MaxProducers, DefaultMaxProducers},
+		{&l.ProducerCredit, DefaultProducerCredit},
+		{&l.ProducerMaxBatch, DefaultProducerMaxBatch},
+		{&l.QueueFrames, DefaultQueueFrames},
+		{&l.MaxFrameEvents, DefaultMaxFrameEvents},
+		{&l.MaxFrameBytes, DefaultMaxFrameBytes},
 	} {
 		if *d.v <= 0 {
 			*d.v = d.def
 		}
 	}
 	if l.MaxProducerBytes <= 0 {
-		l.MaxProducerBytes = configs.DefaultSessionMaxProducerBytes
+		l.MaxProducerBytes = DefaultMaxProducerBytes
 	}
 	if l.BlockingTimeout <= 0 {
-		l.BlockingTimeout = configs.DefaultSessionBlockingTimeoutMs * time.Millisecond
+		l.BlockingTimeout = DefaultBlockingTimeout
 	}
 	return l
 }

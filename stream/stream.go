@@ -25,9 +25,19 @@ import (
 	"runtime"
 	"time"
 
-	"herald/configs"
 	"herald/engine"
 	"herald/notification"
+)
+
+// Defaults of a stream's settings; the config file's defaults (package
+// configs) are these values.
+const (
+	// DefaultReplayBatchSize is the stored records one history page
+	// fetches when a Spec sets no page size.
+	DefaultReplayBatchSize = 100
+	// DefaultMaxLag is how long a watcher's oldest undelivered record may
+	// wait before the stream ends with a lag error.
+	DefaultMaxLag = 30 * time.Second
 )
 
 // Mode says whether a stream goes live.
@@ -88,7 +98,7 @@ type Spec struct {
 	// ends with HistoryLimit once the cap is delivered (0 = no cap).
 	HistoryCap int
 	// PageSize is the number of stored records fetched per history page
-	// (configs.DefaultReplayBatchSize when not positive).
+	// (DefaultReplayBatchSize when not positive).
 	PageSize int
 	// PageDelay is the pause between history pages.
 	PageDelay time.Duration
@@ -335,7 +345,7 @@ func (r *runner) open(o Opening) error {
 func newRunner(ctx context.Context, eng engine.Engine, spec *Spec, sink Sink) *runner {
 	r := &runner{ctx: ctx, eng: eng, spec: *spec, sink: sink, obs: spec.Observer}
 	if spec.PageSize <= 0 {
-		r.spec.PageSize = configs.DefaultReplayBatchSize
+		r.spec.PageSize = DefaultReplayBatchSize
 	}
 	if r.obs == nil {
 		r.obs = noObserver{}
@@ -870,5 +880,5 @@ func (r *runner) queueSize() int {
 	if r.spec.QueueSize > 0 {
 		return r.spec.QueueSize
 	}
-	return configs.DefaultLiveQueueSize
+	return engine.DefaultLiveQueueSize
 }

@@ -273,7 +273,7 @@ func Generic(eventType string, identifier map[string]string) []string {
 // stream and consumer names and a reply inbox, so herald bounds what it
 // lets a request put there well below that line: a request whose subject
 // or filter would exceed MaxSubjectBytes, or that names a stream longer
-// than a topic base may be (configs.MaxBaseBytes), is refused when it is
+// than a topic base may be (MaxBaseBytes), is refused when it is
 // parsed.
 //
 // MaxSubjectBytes bounds a subject in its NATS wire form (percent escapes
@@ -350,4 +350,34 @@ func WireSubjectLen(tokens []string) int {
 		n += WireLen(t)
 	}
 	return n
+}
+
+// MaxBaseBytes bounds a topic base, and so a stream name (JetStream
+// refuses stream names longer than 255 bytes).
+const MaxBaseBytes = 255
+
+// BaseRule states the rule ValidBase checks, for error messages.
+const BaseRule = "[A-Za-z0-9][A-Za-z0-9_-]*, at most 255 bytes"
+
+// ValidBase reports whether s is a valid topic base:
+// [A-Za-z0-9][A-Za-z0-9_-]* and at most MaxBaseBytes long. A base names
+// the event type's subjects and its JetStream stream; the config file
+// declares it (topic.base, or the event type's name), and notify, the
+// admin endpoints and the JetStream engine check names against the same
+// rule.
+func ValidBase(s string) bool {
+	if s == "" || len(s) > MaxBaseBytes {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
+		if i == 0 && !alnum {
+			return false
+		}
+		if !alnum && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
 }

@@ -290,7 +290,7 @@ func run(ctx context.Context, p params, out io.Writer) error {
 	var eng engine.Engine
 	var jsEng *herjs.Engine
 	if p.engine == "jetstream" {
-		opts, err := herjs.OptionsFromConfig(cfg)
+		opts, err := server.JetStreamOptions(cfg)
 		if err != nil {
 			return err
 		}

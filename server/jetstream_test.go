@@ -1,4 +1,4 @@
-package jetstream
+package server
 
 import (
 	"strings"
@@ -6,9 +6,10 @@ import (
 	"time"
 
 	"herald/configs"
+	"herald/jetstream"
 )
 
-func TestOptionsFromConfig(t *testing.T) {
+func TestJetStreamOptions(t *testing.T) {
 	cfg := configs.Default()
 	js := &cfg.NotificationBackend.JetStream
 	js.NatsURL = "nats://a:4222,nats://b:4222"
@@ -27,7 +28,7 @@ func TestOptionsFromConfig(t *testing.T) {
 			StoragePolicy: &configs.StoragePolicy{RetentionTime: &age, MaxSize: &size, AllowDuplicates: &dup, Compression: &comp}},
 		{Name: "plain"},
 	}
-	o, err := OptionsFromConfig(&cfg)
+	o, err := JetStreamOptions(&cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,35 +37,28 @@ func TestOptionsFromConfig(t *testing.T) {
 		o.PublishAttempts != 6 || o.PublishRetryBase != 40*time.Millisecond {
 		t.Errorf("connection options %+v", o)
 	}
-	if o.Embedded != (EmbeddedOptions{DataDir: "/var/lib/herald", Listen: "127.0.0.1:4222", SyncAlways: true}) {
+	if o.Embedded != (jetstream.EmbeddedOptions{DataDir: "/var/lib/herald", Listen: "127.0.0.1:4222", SyncAlways: true}) {
 		t.Errorf("embedded options %+v", o.Embedded)
 	}
-	want := StreamPolicy{MaxAge: 48 * time.Hour, MaxMsgs: 500, MaxBytes: -1, Storage: "memory", Retention: "limits", Discard: "new", Replicas: 3}
+	want := jetstream.StreamPolicy{MaxAge: 48 * time.Hour, MaxMsgs: 500, MaxBytes: -1, Storage: "memory", Retention: "limits", Discard: "new", Replicas: 3}
 	if o.Defaults != want {
 		t.Errorf("defaults %+v, want %+v", o.Defaults, want)
 	}
 	if len(o.Streams) != 2 || o.Streams[0].Base != "diss" || o.Streams[0].EventType != "dissemination" || o.Streams[1].Base != "plain" {
 		t.Fatalf("streams %+v", o.Streams)
 	}
-	p := o.Streams[0].Policy.apply(o.Defaults.withDefaults())
-	if p.MaxAge != 12*time.Hour || p.MaxBytes != 2<<30 || p.MaxMsgsPerSubject != -1 || !p.Compression || p.MaxMsgs != 500 {
+	p := o.Streams[0].Policy
+	if p.MaxAge == nil || *p.MaxAge != 12*time.Hour || p.MaxBytes == nil || *p.MaxBytes != 2<<30 ||
+		p.MaxMsgsPerSubject == nil || *p.MaxMsgsPerSubject != -1 || p.Compression == nil || !*p.Compression || p.MaxMsgs != nil {
 		t.Errorf("diss policy %+v", p)
 	}
-	if p := o.Streams[1].Policy.apply(o.Defaults.withDefaults()); p.MaxMsgsPerSubject != 1 {
-		t.Errorf("default max messages per subject %d, want 1 (Aviso)", p.MaxMsgsPerSubject)
+	if p := o.Streams[1].Policy; p != (jetstream.PolicyOverride{}) {
+		t.Errorf("plain has no storage_policy, got %+v", p)
 	}
 	bad := "forever"
 	cfg.NotificationSchema[0].StoragePolicy.RetentionTime = &bad
-	if _, err := OptionsFromConfig(&cfg); err == nil || !strings.Contains(err.Error(), "notification_schema.dissemination.storage_policy") {
+	if _, err := JetStreamOptions(&cfg); err == nil || !strings.Contains(err.Error(), "notification_schema.dissemination.storage_policy") {
 		t.Errorf("bad retention_time: %v", err)
-	}
-}
-
-func TestStreamName(t *testing.T) {
-	for in, want := range map[string]string{"Weather_v2": "WEATHER_V2", "alerts": "ALERTS", "a-b9": "A-B9"} {
-		if got := StreamName(in); got != want {
-			t.Errorf("StreamName(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 
@@ -90,7 +84,7 @@ func TestOptionsFromConfigReconnect(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o, err := OptionsFromConfig(cfg)
+			o, err := JetStreamOptions(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
