@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"herald/internal/testkit"
 	"io"
 	"net"
 	"net/http"
@@ -25,18 +26,6 @@ import (
 )
 
 const metricsSecret = "metrics-test-secret"
-
-// freePort returns a loopback port that nothing listens on now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	return port
-}
 
 // metricsConfig is a config with metrics on port, trusted_proxy auth, the
 // ECPDS plugin on stream diss (servers: ecpdsURL) and the backend.
@@ -139,19 +128,10 @@ func value(fams map[string]*dto.MetricFamily, name, labels string) (float64, boo
 // waitValue scrapes until name{labels} has want, or fails at the deadline.
 func waitValue(t *testing.T, url, name, labels string, want float64) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	testkit.WaitFor(t, 15*time.Second, fmt.Sprintf("%s{%s} to be %v", name, labels, want), func() bool {
 		got, ok := value(scrape(t, url), name, labels)
-		if ok && got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s{%s} = %v (exists %v), want %v", name, labels, got, ok, want)
-		}
-		<-tick.C
-	}
+		return ok && got == want
+	})
 }
 
 func token(t *testing.T, user string, roles ...string) string {
@@ -209,7 +189,7 @@ func testMetricsScrape(t *testing.T, backend string) {
 	if backend == "jetstream" {
 		kind = "kind: jetstream\n  jetstream: {data_dir: " + filepath.Join(t.TempDir(), "js") + "}"
 	}
-	port := freePort(t)
+	port := testkit.FreePort(t)
 	config := metricsConfig(kind, port, ecpdsSrv.URL)
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
@@ -500,7 +480,7 @@ func testMetricsScrape(t *testing.T, backend string) {
 // TestMetricsDisabled: with metrics.enabled false nothing listens on the
 // configured metrics port, and the API port has no /metrics.
 func TestMetricsDisabled(t *testing.T) {
-	port := freePort(t)
+	port := testkit.FreePort(t)
 	base, stop := startHerald(t, contractConfig+fmt.Sprintf("metrics: {enabled: false, port: %d}\n", port))
 	if _, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second); !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Errorf("metrics disabled, the metrics port: %v, want connection refused", err)

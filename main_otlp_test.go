@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"herald/internal/testkit"
 	"herald/tracing/tracingtest"
 )
 
@@ -86,19 +87,13 @@ func stdoutRecords(t *testing.T, out *syncBuffer) []map[string]any {
 // the deadline (waitValue for a count that only grows).
 func waitAtLeast(t *testing.T, url, name, labels string, want float64) float64 {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		got, ok := value(scrape(t, url), name, labels)
-		if ok && got >= want {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s{%s} = %v (exists %v), want at least %v", name, labels, got, ok, want)
-		}
-		<-tick.C
-	}
+	var got float64
+	testkit.WaitFor(t, 15*time.Second, fmt.Sprintf("%s{%s} to reach %v", name, labels, want), func() bool {
+		v, ok := value(scrape(t, url), name, labels)
+		got = v
+		return ok && v >= want
+	})
+	return got
 }
 
 // TestOTLPExport runs herald as main does with logging.otlp pointing at
@@ -112,7 +107,7 @@ func waitAtLeast(t *testing.T, url, name, labels string, want float64) float64 {
 func TestOTLPExport(t *testing.T) {
 	for _, c := range []*tracingtest.Collector{tracingtest.StartGRPC(t), tracingtest.StartHTTP(t)} {
 		t.Run(c.Protocol(), func(t *testing.T) {
-			port := freePort(t)
+			port := testkit.FreePort(t)
 			base, out, stop := runOTLP(t, otlpConfig(c, port), []string{"HOSTNAME=herald-pod-1"})
 			resp := post(t, base+"/api/v1/notification", `{"event_type":"forecast","identifier":{"region":"europe","step":1}}`)
 			resp.Body.Close()
@@ -204,7 +199,7 @@ func TestOTLPExport(t *testing.T) {
 func TestOTLPCollectorRefuses(t *testing.T) {
 	c := tracingtest.StartHTTP(t)
 	c.Refuse(true)
-	port := freePort(t)
+	port := testkit.FreePort(t)
 	base, out, stop := runOTLP(t, otlpConfig(c, port), nil)
 	resp := post(t, base+"/api/v1/notification", `{"event_type":"forecast","identifier":{"region":"asia","step":2}}`)
 	resp.Body.Close()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"herald/auth"
+	"herald/internal/testkit"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -356,7 +357,7 @@ func TestECPDSSingleFlight(t *testing.T) {
 			statuses <- resp.StatusCode
 		}()
 	}
-	waitFor(t, "every request to wait on one fetch", func() bool { return s.ECPDS.Stats().Misses == n && f.calls.Load() >= 1 })
+	testkit.WaitFor(t, 5*time.Second, "every request to wait on one fetch", func() bool { return s.ECPDS.Stats().Misses == n && f.calls.Load() >= 1 })
 	close(gate)
 	for i := 0; i < n; i++ {
 		if st := <-statuses; st != 200 {

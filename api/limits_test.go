@@ -7,9 +7,11 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"herald/api"
 	"herald/configs"
+	"herald/internal/testkit"
 )
 
 // limitsConfig is the matrix config in trusted_proxy mode with stream
@@ -63,7 +65,7 @@ func TestStreamLimitPerUser(t *testing.T) {
 		t.Fatalf("notify: %d %s", r.Status, r.Raw)
 	}
 	closeFirst()
-	waitFor(t, "the closed stream to be released", func() bool { n, _ := s.Limits.Open("rita", ""); return n == 1 })
+	testkit.WaitFor(t, 5*time.Second, "the closed stream to be released", func() bool { n, _ := s.Limits.Open("rita", ""); return n == 1 })
 	if r := s.call(t, http.MethodPost, "/api/v1/watch", watch, rita); r.Status != 200 {
 		t.Fatalf("after closing one: %d %s", r.Status, r.Raw)
 	}
@@ -80,7 +82,7 @@ func TestStreamLimitPerClient(t *testing.T) {
 		if r := s.call(t, http.MethodPost, "/api/v1/watch", `{`, nil); r.Status != 400 {
 			t.Fatalf("bad request: %d %s", r.Status, r.Raw)
 		}
-		waitFor(t, "the failed request to be released", func() bool { _, n := s.Limits.Open("", "127.0.0.1"); return n == 0 })
+		testkit.WaitFor(t, 5*time.Second, "the failed request to be released", func() bool { _, n := s.Limits.Open("", "127.0.0.1"); return n == 0 })
 		if resp, _ := s.openStream(t, "/api/v1/watch", watch, nil); resp.StatusCode != 200 {
 			t.Fatalf("first: %d", resp.StatusCode)
 		}

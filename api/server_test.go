@@ -233,17 +233,3 @@ func closedURL(t *testing.T) string {
 	_ = ln.Close()
 	return "http://" + addr
 }
-
-// waitFor waits for cond with a deadline, yielding between checks.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
-}

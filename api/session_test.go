@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"herald/configs"
+	"herald/internal/testkit"
 )
 
 // The upgrade of GET /api/v1/session and the auth request (session
@@ -260,20 +261,19 @@ func TestSessionUpgradeChecks(t *testing.T) {
 			"user 'rita' already has 2 open sessions (session.max_sessions_per_user)")
 		// A closed session frees its place.
 		_ = a.conn.Close(websocket.StatusNormalClosure, "")
-		deadline := time.Now().Add(sessionWait)
-		for {
+		// The server releases the place once the handler returns, just
+		// after the close handshake.
+		testkit.WaitFor(t, sessionWait, "the closed session's place freed", func() bool {
 			s, resp := dialSession(t, h, rita)
 			if s != nil {
 				s.okCall("ping", "")
-				break
+				return true
 			}
-			if resp.StatusCode != http.StatusTooManyRequests || time.Now().After(deadline) {
+			if resp.StatusCode != http.StatusTooManyRequests {
 				t.Fatalf("after a close: %d", resp.StatusCode)
 			}
-			// The server releases the place once the handler returns,
-			// just after the close handshake: poll for it.
-			time.Sleep(5 * time.Millisecond)
-		}
+			return false
+		})
 	})
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"herald/auth"
 	"herald/internal/browsertest"
+	"herald/internal/testkit"
 	"herald/server"
 )
 
@@ -525,8 +526,8 @@ func testResumeAfterMaxDuration(t *testing.T, tab *browsertest.Tab) {
 func testResumeAfterConnectionLoss(t *testing.T, tab *browsertest.Tab) {
 	cfg, path := fromYAML(t, resumeConfig)
 	h := start(t, cfg, path)
-	px := newProxy(t, h.url)
-	p := open(t, tab, px.url())
+	px := testkit.NewProxy(t, h.url)
+	p := open(t, tab, "http://"+px.Addr())
 	p.pick("mars")
 	p.set(`#watch-fields [name="class"]`, "od")
 	p.startSub("s1", "live")
@@ -537,12 +538,12 @@ func testResumeAfterConnectionLoss(t *testing.T, tab *browsertest.Tab) {
 	p.waitRows("s1", "mars@2")
 	p.waitRows("s2", "mars@1")
 
-	px.cut()
+	px.Down()
 	p.wait("the loss seen", `document.querySelector("#conn-status").dataset.state === "closed" && document.querySelector("#sub-s1").dataset.state === "waiting"`)
 	h.notify(t, small("od", 2)) // mars@3, while disconnected
 	h.notify(t, small("rd", 2)) // mars@4
 	p.shot("console-connection-lost")
-	px.allow()
+	px.Up()
 	p.wait("reconnected", `document.body.dataset.connections === "2"`)
 	h.notify(t, small("od", 3)) // mars@5
 	p.waitRows("s1", "mars@5", "mars@3", "mars@2")
@@ -573,9 +574,7 @@ func testPolicyInForce(t *testing.T, tab *browsertest.Tab) {
 	}
 	p.wait("the refusal counted", `document.body.dataset.policyViolations === "1"`)
 	// The console.error event travels to the test on its own.
-	for deadline := time.Now().Add(Deadline); len(tab.Problems()) == before && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.WaitFor(t, Deadline, "the console.error event", func() bool { return len(tab.Problems()) > before })
 	if got := tab.Problems()[before:]; len(got) != 1 || got[0] != `console.error: "Content-Security-Policy refused script-src-elem inline"` {
 		t.Errorf("reported %q", got)
 	}

@@ -5,13 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -287,88 +285,4 @@ func (p *page) clean() {
 	if pr := p.tab.Problems()[p.problems:]; len(pr) > 0 {
 		p.t.Errorf("script errors: %q", pr)
 	}
-}
-
-// proxy forwards TCP connections to a herald and can cut them all and
-// refuse new ones, as a network failure would.
-type proxy struct {
-	ln     net.Listener
-	target string
-
-	mu      sync.Mutex
-	conns   map[net.Conn]bool
-	refused bool
-}
-
-func newProxy(t *testing.T, target string) *proxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proxy{ln: ln, target: strings.TrimPrefix(target, "http://"), conns: map[net.Conn]bool{}}
-	go p.serve()
-	t.Cleanup(func() {
-		ln.Close()
-		p.cut()
-	})
-	return p
-}
-
-func (p *proxy) url() string { return "http://" + p.ln.Addr().String() }
-
-func (p *proxy) serve() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		if p.refused {
-			p.mu.Unlock()
-			c.Close()
-			continue
-		}
-		p.mu.Unlock()
-		go p.forward(c)
-	}
-}
-
-func (p *proxy) forward(c net.Conn) {
-	up, err := net.Dial("tcp", p.target)
-	if err != nil {
-		c.Close()
-		return
-	}
-	p.mu.Lock()
-	p.conns[c], p.conns[up] = true, true
-	p.mu.Unlock()
-	done := make(chan struct{}, 2)
-	go func() { _, _ = io.Copy(up, c); done <- struct{}{} }()
-	go func() { _, _ = io.Copy(c, up); done <- struct{}{} }()
-	<-done
-	c.Close()
-	up.Close()
-	p.mu.Lock()
-	delete(p.conns, c)
-	delete(p.conns, up)
-	p.mu.Unlock()
-}
-
-// cut closes every forwarded connection, and new connections at once
-// until allow.
-func (p *proxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.refused = true
-	for c := range p.conns {
-		c.Close()
-	}
-}
-
-// allow forwards new connections again.
-func (p *proxy) allow() {
-	p.mu.Lock()
-	p.refused = false
-	p.mu.Unlock()
 }

@@ -12,7 +12,6 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"context"
 	"debug/elf"
 	"encoding/json"
 	"errors"
@@ -39,6 +38,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"herald/configs"
+	"herald/internal/testkit"
 	"herald/server"
 )
 
@@ -569,7 +569,7 @@ func TestStaticBinary(t *testing.T) {
 	}
 	mustMkdir(t, filepath.Join(rootfs, filepath.FromSlash(img.workdir)))
 
-	port := freePort(t)
+	port := testkit.FreePort(t)
 	env := []string{"HERALD_APPLICATION__PORT=" + strconv.Itoa(port)}
 	for k, v := range img.env {
 		env = append(env, k+"="+v)
@@ -748,42 +748,21 @@ func (j *jail) command(name string, args ...string) *exec.Cmd {
 // waitStatus polls u until it answers want, herald exits, or 20 s pass.
 func waitStatus(t *testing.T, u string, want int, exited <-chan error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	last := "no answer"
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-			resp.Body.Close()
-			if resp.StatusCode == want {
-				return
-			}
-			last = fmt.Sprintf("%s %s", resp.Status, body)
-		} else {
-			last = err.Error()
-		}
+	client := &http.Client{Timeout: 5 * time.Second}
+	testkit.WaitFor(t, 20*time.Second, fmt.Sprintf("%s to answer %d", u, want), func() bool {
 		select {
 		case err := <-exited:
 			t.Fatalf("herald exited (%v) before %s answered %d", err, u, want)
-		case <-ctx.Done():
-			t.Fatalf("%s did not answer %d within 20 s; last: %s", u, want, last)
-		case <-tick.C:
+		default:
 		}
-	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+		resp, err := client.Get(u)
+		if err != nil {
+			return false
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		return resp.StatusCode == want
+	})
 }
 
 func mustMkdir(t *testing.T, dir string) {

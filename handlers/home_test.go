@@ -2,7 +2,6 @@ package handlers_test
 
 import (
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"testing"
 
 	"herald/configs"
+	"herald/internal/testkit"
 )
 
 // hrefs returns the href attributes of page in order.
@@ -22,17 +22,6 @@ func hrefs(page string) []string {
 		out = append(out, m[1])
 	}
 	return out
-}
-
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // homeConfig has two event types and a homepage block of its own.
@@ -64,7 +53,7 @@ notification_schema:
 // (its schema, escaped) and the application.homepage links, in that
 // order; every herald link answers 200; a reload shows its event types.
 func TestHomepage(t *testing.T) {
-	port := freePort(t)
+	port := testkit.FreePort(t)
 	config := homeConfig + "metrics: {enabled: true, host: 127.0.0.1, port: " + strconv.Itoa(port) + "}\n"
 	s := startServer(t, config, nil)
 	api := []string{"/console/", "/swagger-ui/", "/api-docs/openapi.json", "/api-docs/asyncapi.json", "/api/v1/schema", "/health", "/ready"}
@@ -142,7 +131,7 @@ func TestHomepageWithoutMetricsOrSchemas(t *testing.T) {
 // :: is linked on the host the request came to.
 func TestHomepageMetricsOnEveryInterface(t *testing.T) {
 	for _, host := range []string{"0.0.0.0", "::"} {
-		port := freePort(t)
+		port := testkit.FreePort(t)
 		s := startServer(t, homeConfig, func(c *configs.Config) {
 			c.Metrics = configs.Metrics{Enabled: true, Host: host, Port: port}
 		})

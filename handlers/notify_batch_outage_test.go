@@ -13,6 +13,7 @@ import (
 
 	"herald/configs"
 	"herald/engine"
+	"herald/internal/testkit"
 	"herald/jetstream"
 	"herald/jetstream/jetstreamtest"
 	herald "herald/server"
@@ -168,7 +169,7 @@ func TestNotifyBatchOutage(t *testing.T) {
 	}
 
 	ns.Start()
-	waitUntil(t, time.Minute, "/ready 200 after the server is back", func() bool {
+	testkit.WaitFor(t, time.Minute, "/ready 200 after the server is back", func() bool {
 		st, _, _ := get(s.URL + "/ready")
 		return st == http.StatusOK
 	})

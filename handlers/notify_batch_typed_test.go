@@ -4,11 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sync"
 	"testing"
-	"time"
-
-	"herald/codec"
 )
 
 // TestNotifyBatchTyped: a batch element of an event type with a typed
@@ -46,47 +42,11 @@ func TestNotifyBatchTyped(t *testing.T) {
 		t.Fatalf("notify %d %s\nbatch %d %s", single.Status, single.Raw, r.Status, r.Raw)
 	}
 
-	// Busy extension workers: the batch is not judged. The holders take
-	// a slot again whenever one frees (a job of theirs reaching the
-	// pool's 2 s deadline, or the probe below finishing), so that the
-	// pool fills and stays full however the goroutines are scheduled.
-	pool := s.Server.Runtime().Workers
-	release := make(chan struct{})
-	var held sync.WaitGroup
-	for range 8 {
-		held.Add(1)
-		go func() {
-			defer held.Done()
-			for {
-				select {
-				case <-release:
-					return
-				default:
-				}
-				err := pool.Do(context.Background(), func(ctx context.Context) error {
-					select {
-					case <-release:
-					case <-ctx.Done():
-					}
-					return nil
-				})
-				if err == codec.ErrBusy {
-					time.Sleep(time.Millisecond) // the pool is full: try again to take a slot as one frees
-				}
-			}
-		}()
-	}
-	deadline := time.Now().Add(wait)
-	for pool.Do(context.Background(), func(context.Context) error { return nil }) != codec.ErrBusy {
-		if time.Now().After(deadline) {
-			t.Fatal("the workers never filled")
-		}
-		time.Sleep(time.Millisecond) // polling a condition, with a deadline
-	}
+	// The workers all busy: the batch is refused with 503 as a whole.
+	release := fillWorkers(t, s.Server.Runtime().Workers)
 	tick := `{"event_type":"tick","identifier":{"src":"a"},"payload":{"n":1}}`
 	r = s.do(t, http.MethodPost, path, batchBody(plainBody, tick))
-	close(release)
-	held.Wait()
+	release()
 	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") != "1" || r.Body["code"] != "SERVICE_UNAVAILABLE" ||
 		r.Body["message"] != "codec ticks: the extension workers are busy, so the payload was not judged; nothing was stored, retry later" {
 		t.Fatalf("%d %v %s", r.Status, r.Header, r.Raw)

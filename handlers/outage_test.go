@@ -19,6 +19,7 @@ import (
 	"herald/configs"
 	"herald/engine"
 	"herald/handlers"
+	"herald/internal/testkit"
 	"herald/jetstream"
 	"herald/jetstream/jetstreamtest"
 	herald "herald/server"
@@ -82,19 +83,6 @@ func get(url string) (int, string, error) {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b), err
-}
-
-// waitUntil polls cond every 10 ms until it holds, failing the test
-// after timeout.
-func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, with a deadline
-	}
 }
 
 // outagePublisher notifies mars notifications with unique identifiers
@@ -294,11 +282,11 @@ func TestOutage(t *testing.T) {
 
 	pub := startOutagePublisher(s.URL)
 	defer pub.halt()
-	waitUntil(t, timeout, "50 acknowledged notifies", func() bool { return pub.ackedCount() >= 50 })
+	testkit.WaitFor(t, timeout, "50 acknowledged notifies", func() bool { return pub.ackedCount() >= 50 })
 
 	ns.Stop()
 	down := time.Now()
-	waitUntil(t, timeout, "/ready 503 and /health 200 backend unavailable", func() bool {
+	testkit.WaitFor(t, timeout, "/ready 503 and /health 200 backend unavailable", func() bool {
 		rs, _, _ := get(s.URL + "/ready")
 		hs, hb, _ := get(s.URL + "/health")
 		return rs == http.StatusServiceUnavailable && hs == http.StatusOK && hb == "{\"backend\":\"unavailable\",\"status\":\"ok\"}\n"
@@ -307,7 +295,7 @@ func TestOutage(t *testing.T) {
 	// /ready answers aviso's two fields only; the engine itself says
 	// why it is not ready.
 	rd := s.Engine.(interface{ Ready(context.Context) error })
-	waitUntil(t, timeout, "the engine to re-dial after the reconnection burst", func() bool {
+	testkit.WaitFor(t, timeout, "the engine to re-dial after the reconnection burst", func() bool {
 		err := rd.Ready(context.Background())
 		return err != nil && strings.Contains(err.Error(), "re-dialling")
 	})
@@ -322,12 +310,12 @@ func TestOutage(t *testing.T) {
 	ns.Start()
 	up := time.Now()
 	pub.mark(up)
-	waitUntil(t, backIn, "notify to answer 200 after the server is back", func() bool {
+	testkit.WaitFor(t, backIn, "notify to answer 200 after the server is back", func() bool {
 		first, _ := pub.ok()
 		return !first.IsZero()
 	})
 	first, _ := pub.ok()
-	waitUntil(t, timeout, "50 more acknowledged notifies", func() bool { _, n := pub.ok(); return n >= 50 })
+	testkit.WaitFor(t, timeout, "50 more acknowledged notifies", func() bool { _, n := pub.ok(); return n >= 50 })
 	pub.halt()
 	if hs, hb, _ := get(s.URL + "/health"); hs != http.StatusOK || hb != "{\"backend\":\"ok\",\"status\":\"ok\"}\n" {
 		t.Errorf("/health after recovery: %d %q", hs, hb)

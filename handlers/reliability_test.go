@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"herald/configs"
+	"herald/internal/testkit"
 	"herald/topic"
 )
 
@@ -185,7 +186,7 @@ func TestStuckWatchersAreBounded(t *testing.T) {
 	for range stuck {
 		stuckWatcher(t, u.Host, watch)
 	}
-	waitFor(t, wait, func() bool { return s.Handlers.Streams() == stuck+healthy }, "every watcher open")
+	testkit.WaitFor(t, wait, "every watcher open", func() bool { return s.Handlers.Streams() == stuck+healthy })
 
 	payload := strings.Repeat("p", 600)
 	var peak, perSocketPeak int64
@@ -208,10 +209,10 @@ func TestStuckWatchersAreBounded(t *testing.T) {
 			}
 		}
 	}
-	waitFor(t, maxLag+10*time.Second, func() bool {
+	testkit.WaitFor(t, maxLag+10*time.Second, "the stuck watchers closed", func() bool {
 		sample()
 		return s.Handlers.Streams() == healthy
-	}, "the stuck watchers closed")
+	})
 	closedAfter := time.Since(last)
 	t.Logf("peak kernel send-queue bytes of %d stuck and %d healthy watchers: %d (%.1f KiB per stuck watcher, %.1f KiB on the fullest socket, cap %d KiB); stuck watchers closed %.1fs after the last notify",
 		stuck, healthy, peak, float64(peak)/stuck/1024, float64(perSocketPeak)/1024, sendBuf/1024, closedAfter.Seconds())
@@ -220,18 +221,6 @@ func TestStuckWatchersAreBounded(t *testing.T) {
 	}
 	if closedAfter > maxLag+5*time.Second {
 		t.Fatalf("stuck watchers closed %v after the last notification, want within max_lag_sec %v + 5s", closedAfter, maxLag)
-	}
-}
-
-// waitFor polls cond until it holds, failing the test after timeout.
-func waitFor(t *testing.T, timeout time.Duration, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

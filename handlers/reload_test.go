@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"fmt"
+	"herald/internal/testkit"
 	"net/http"
 	"os"
 	"strings"
@@ -176,7 +177,7 @@ func TestReloadDuringNotifyBurst(t *testing.T) {
 		return acked
 	}
 	// The reloads happen between notifications, not before or after.
-	waitFor(t, wait, func() bool { return ackedNow() >= 50 }, "a notify burst under way")
+	testkit.WaitFor(t, wait, "a notify burst under way", func() bool { return ackedNow() >= 50 })
 	for i := range 6 {
 		yaml := reloadBase
 		if i%2 == 0 {
@@ -187,7 +188,7 @@ func TestReloadDuringNotifyBurst(t *testing.T) {
 		}
 	}
 	last := ackedNow()
-	waitFor(t, wait, func() bool { return ackedNow() >= last+50 }, "notifications after the reloads")
+	testkit.WaitFor(t, wait, "notifications after the reloads", func() bool { return ackedNow() >= last+50 })
 	close(stop)
 	<-done
 	mu.Lock()

@@ -17,6 +17,8 @@ import (
 	"herald/codec"
 	"herald/codec/jsonstr"
 	"herald/codec/types"
+	"herald/codec/workers"
+	"herald/internal/testkit"
 	"herald/notification"
 )
 
@@ -303,50 +305,9 @@ func TestTypedErrors(t *testing.T) {
 		t.Fatalf("%d %s", r.Status, r.Raw)
 	}
 	// Busy extension workers: 503 with Retry-After, the payload not judged.
-	// The holders keep their slot until release (Do waits for its job to
-	// return, whatever the job's deadline), so once the pool is full it
-	// stays full; a holder refused while another took a slot tries again.
-	// The probe runs under a context already ended: admitted, it returns
-	// at once instead of queueing behind the holders, and it is refused
-	// only when every slot is held.
-	pool := s.Server.Runtime().Workers
-	release := make(chan struct{})
-	var releaseOnce sync.Once
-	stop := func() { releaseOnce.Do(func() { close(release) }) }
-	defer stop()
-	var held sync.WaitGroup
-	for i := 0; i < 8; i++ {
-		held.Add(1)
-		go func() {
-			defer held.Done()
-			for {
-				select {
-				case <-release:
-					return
-				default:
-				}
-				err := pool.Do(context.Background(), func(context.Context) error {
-					<-release
-					return nil
-				})
-				if err == codec.ErrBusy {
-					time.Sleep(time.Millisecond) // the pool is full: try again as a slot frees
-				}
-			}
-		}()
-	}
-	ended, cancel := context.WithCancel(context.Background())
-	cancel()
-	deadline := time.Now().Add(wait)
-	for pool.Do(ended, func(context.Context) error { return nil }) != codec.ErrBusy {
-		if time.Now().After(deadline) {
-			t.Fatal("the workers never filled")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	release := fillWorkers(t, s.Server.Runtime().Workers)
 	r = s.post(t, "/api/v1/events/tick?src=a", "application/json", []byte(`{"n":1}`))
-	stop()
-	held.Wait()
+	release()
 	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") != "1" || r.Body["code"] != "SERVICE_UNAVAILABLE" ||
 		r.Body["message"] != "codec ticks: the extension workers are busy, so the payload was not judged; nothing was stored, retry later" {
 		t.Fatalf("%d %v %s", r.Status, r.Header, r.Raw)
@@ -524,4 +485,50 @@ func TestTypedWhereAndSessions(t *testing.T) {
 		}
 		break
 	}
+}
+
+// fillWorkers takes every slot of the extension worker pool until the
+// returned release is called (the test's cleanup calls it too), so that
+// a payload then sent finds the workers busy. The holders keep their
+// slot until release (Do waits for its job to return, whatever the job's
+// deadline), so once the pool is full it stays full; a holder refused
+// while another took a slot tries again. The probe runs under a context
+// already ended: admitted, it returns at once instead of queueing behind
+// the holders, and it is refused only when every slot is held.
+func fillWorkers(t *testing.T, pool *workers.Pool) (release func()) {
+	t.Helper()
+	done := make(chan struct{})
+	var once sync.Once
+	var held sync.WaitGroup
+	release = func() {
+		once.Do(func() { close(done) })
+		held.Wait()
+	}
+	t.Cleanup(release)
+	for range 8 {
+		held.Add(1)
+		go func() {
+			defer held.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				err := pool.Do(context.Background(), func(context.Context) error {
+					<-done
+					return nil
+				})
+				if err == codec.ErrBusy {
+					time.Sleep(time.Millisecond) // the pool is full: try again as a slot frees
+				}
+			}
+		}()
+	}
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	testkit.WaitFor(t, wait, "the workers to fill", func() bool {
+		return pool.Do(ended, func(context.Context) error { return nil }) == codec.ErrBusy
+	})
+	return release
 }

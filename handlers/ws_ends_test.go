@@ -13,6 +13,7 @@ import (
 	"herald/configs"
 	"herald/engine"
 	"herald/handlers"
+	"herald/internal/testkit"
 	herald "herald/server"
 )
 
@@ -118,7 +119,7 @@ func TestSessionKeepAlive(t *testing.T) {
 	// The paused client reads the ping reply, then nothing more.
 	dead.pause()
 	dead.request("ping", "")
-	waitUntil(t, 10*time.Second, "the silent session to be dropped", func() bool { return s.Handlers.Sessions() == 1 })
+	testkit.WaitFor(t, 10*time.Second, "the silent session to be dropped", func() bool { return s.Handlers.Sessions() == 1 })
 	// The answering client has answered a ping at least every second
 	// meanwhile (three pings are due before the second one is missed).
 	live.ok("ping", "")
@@ -152,7 +153,7 @@ func TestSessionWriteTimeout(t *testing.T) {
 	stuck.ok("subscribe", `"name":"all","event_type":"ev","mode":"dropping"`)
 	stuck.pause()
 	n := 0
-	waitUntil(t, 20*time.Second, "the stuck session to be closed", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the stuck session to be closed", func() bool {
 		n++
 		publishN(t, s, n, n)
 		return s.Handlers.Sessions() == 1

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"herald/configs"
+	"herald/internal/testkit"
 	"herald/session"
 
 	"github.com/coder/websocket"
@@ -178,7 +179,7 @@ func TestSessionLimits(t *testing.T) {
 	c.ok("subscribe", `"name":"b","event_type":"ev"`)
 	c.fails("subscribe", `"name":"c","event_type":"ev"`, "LIMIT_EXCEEDED", "max_subscriptions (2)")
 	c.ok("unsubscribe", `"name":"a"`)
-	waitFor(t, wait, func() bool { return s.Handlers.SessionSubscriptions() == 1 }, "the unsubscribed stream to stop")
+	testkit.WaitFor(t, wait, "the unsubscribed stream to stop", func() bool { return s.Handlers.SessionSubscriptions() == 1 })
 	c.ok("subscribe", `"name":"c","event_type":"ev"`)
 	c.ok("open_producer", `"producer":"p","event_type":"ev"`)
 	c.fails("open_producer", `"producer":"q","event_type":"ev"`, "LIMIT_EXCEEDED", "max_producers (1)")

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"herald/configs"
+	"herald/internal/testkit"
 )
 
 // readReplies reads frames until the replies to n requests arrived and
@@ -86,7 +87,7 @@ func TestSessionUnsubscribePipelined(t *testing.T) {
 	if e, _ := r(4)["error"].(map[string]any); r(4)["ok"] != false || e["code"] != "UNKNOWN_SUBSCRIPTION" {
 		t.Fatalf("reused name, third unsubscribe: %v", r(4))
 	}
-	waitFor(t, wait, func() bool { return s.Handlers.SessionSubscriptions() == 0 }, "every unsubscribed stream to stop")
+	testkit.WaitFor(t, wait, "every unsubscribed stream to stop", func() bool { return s.Handlers.SessionSubscriptions() == 0 })
 	// Nothing leaked: every place is free, and nothing is delivered.
 	for i := range limit {
 		c.ok("subscribe", fmt.Sprintf(`"name":"full%d","event_type":"ev"`, i))

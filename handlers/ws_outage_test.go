@@ -11,6 +11,7 @@ import (
 
 	"herald/configs"
 	"herald/engine"
+	"herald/internal/testkit"
 	"herald/jetstream"
 	"herald/jetstream/jetstreamtest"
 	herald "herald/server"
@@ -59,7 +60,7 @@ func TestSessionProducerOutage(t *testing.T) {
 	}
 
 	ns.Stop()
-	waitUntil(t, wait, "/ready 503", func() bool { st, _, _ := get(s.URL + "/ready"); return st == http.StatusServiceUnavailable })
+	testkit.WaitFor(t, wait, "/ready 503", func() bool { st, _, _ := get(s.URL + "/ready"); return st == http.StatusServiceUnavailable })
 	id := c.request("publish", batch(4, 3))
 	var reply map[string]any
 	suspended := false

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"herald/configs"
+	"herald/internal/testkit"
 )
 
 // wsConfig adds to testConfig an event type without a historical cap.
@@ -125,7 +126,7 @@ func TestSessionBlockingOverflow(t *testing.T) {
 	publishN(t, s, 1, n)
 	// The subscription ends once the queue stayed full for
 	// blocking_timeout_ms; only then does the client read again.
-	waitFor(t, wait, func() bool { return s.Handlers.SessionSubscriptions() == 0 }, "the blocked subscription to end")
+	testkit.WaitFor(t, wait, "the blocked subscription to end", func() bool { return s.Handlers.SessionSubscriptions() == 0 })
 	c.resume()
 	var got []int
 	var end map[string]any
@@ -225,7 +226,7 @@ func TestSessionReplyAheadOfQueuedEvents(t *testing.T) {
 	// through the session. Its reply then waits while the queue is full.
 	before, _ := s.Engine.LastSeq(context.Background(), "ev")
 	id := c.request("notify", `"event_type":"ev","identifier":{"k":"marker"}`)
-	waitUntil(t, wait, "the session's notify stored", func() bool {
+	testkit.WaitFor(t, wait, "the session's notify stored", func() bool {
 		last, _ := s.Engine.LastSeq(context.Background(), "ev")
 		return last > before
 	})

@@ -15,6 +15,7 @@ import (
 	"herald/configs"
 	"herald/engine"
 	"herald/handlers"
+	"herald/internal/testkit"
 	herald "herald/server"
 )
 
@@ -89,7 +90,7 @@ func TestSessionResetDuringSubscribe(t *testing.T) {
 		t.Fatal("the subscription's setup did not start")
 	}
 	_ = c.c.CloseNow() // the client resets the connection
-	waitFor(t, wait, func() bool { return s.Handlers.Sessions() == 0 && s.Handlers.SessionSubscriptions() == 0 }, "the session to end")
+	testkit.WaitFor(t, wait, "the session to end", func() bool { return s.Handlers.Sessions() == 0 && s.Handlers.SessionSubscriptions() == 0 })
 	out := logs.String()
 	if strings.Contains(out, `"level":"ERROR"`) || !strings.Contains(out, `"level":"DEBUG","msg":"subscription setup ended with the session"`) {
 		t.Fatalf("logs:\n%s", out)

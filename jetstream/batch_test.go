@@ -18,6 +18,7 @@ import (
 
 	"herald/engine"
 	"herald/geo"
+	"herald/internal/testkit"
 	"herald/notification"
 )
 
@@ -431,7 +432,7 @@ func TestPublishBatchDeletedStream(t *testing.T) {
 // subjects) end with ErrUnknownOutcome after their attempts, each sent
 // again once; those after the window are not sent.
 func TestPublishBatchNoAck(t *testing.T) {
-	s := runServer(t, t.TempDir(), freePort(t), nil)
+	s := runServer(t, t.TempDir(), testkit.FreePort(t), nil)
 	e := openURL(t, s.ClientURL(), func(o *Options) {
 		o.RequestTimeout = 200 * time.Millisecond
 		o.PublishAttempts = 2
@@ -477,7 +478,7 @@ func TestPublishBatchNoAck(t *testing.T) {
 			}
 		}
 	}
-	until(t, "the subscriber to receive both attempts", func() bool {
+	testkit.WaitFor(t, wait, "the subscriber to receive both attempts", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		n := 0
@@ -503,7 +504,7 @@ func TestPublishBatchNoAck(t *testing.T) {
 // in flight when it ends have an unknown outcome, the others were not
 // sent; a batch with an ended context sends nothing.
 func TestPublishBatchContext(t *testing.T) {
-	s := runServer(t, t.TempDir(), freePort(t), nil)
+	s := runServer(t, t.TempDir(), testkit.FreePort(t), nil)
 	e := openURL(t, s.ClientURL(), nil)
 	ctx := context.Background()
 	mustPublish(t, e, note("mars", "od", "first"))
@@ -554,13 +555,13 @@ func TestPublishBatchContext(t *testing.T) {
 // batch, every notification fails with ErrUnavailable within the publish
 // timeout and nothing is sent; once it is back, a batch is stored.
 func TestPublishBatchUnavailable(t *testing.T) {
-	s := runServer(t, t.TempDir(), freePort(t), nil)
-	px := newProxy(t, s.Addr().String())
-	e := openURL(t, px.url(), nil)
+	s := runServer(t, t.TempDir(), testkit.FreePort(t), nil)
+	px := testkit.NewProxy(t, s.Addr().String())
+	e := openURL(t, "nats://"+px.Addr(), nil)
 	ctx := context.Background()
 	mustPublish(t, e, note("mars", "od", "first"))
-	px.cut()
-	until(t, "the engine to notice the lost connection", func() bool { return e.Ready(ctx) != nil })
+	px.Down()
+	testkit.WaitFor(t, wait, "the engine to notice the lost connection", func() bool { return e.Ready(ctx) != nil })
 	began := time.Now()
 	res := e.PublishBatch(ctx, batchOf("mars", 10))
 	if d := time.Since(began); d > e.opts.PublishTimeout+time.Second {
@@ -573,8 +574,8 @@ func TestPublishBatchUnavailable(t *testing.T) {
 			t.Errorf("result %d = %v; want ErrUnavailable (not sent)", i, r.Err)
 		}
 	}
-	px.restore()
-	until(t, "readiness after the connection is back", func() bool { return e.Ready(ctx) == nil })
+	px.Up()
+	testkit.WaitFor(t, wait, "readiness after the connection is back", func() bool { return e.Ready(ctx) == nil })
 	ns := batchOf("mars", 10)
 	for i, r := range e.PublishBatch(ctx, ns) {
 		if r.Err != nil || r.Seq != uint64(i+2) {
@@ -593,9 +594,9 @@ func TestPublishBatchUnavailable(t *testing.T) {
 // the connection is back, a batch is stored (the stream, deleted for the
 // test, is created again).
 func TestPublishBatchConnectionLost(t *testing.T) {
-	s := runServer(t, t.TempDir(), freePort(t), nil)
-	px := newProxy(t, s.Addr().String())
-	e := openURL(t, px.url(), func(o *Options) { o.RequestTimeout = 20 * time.Second })
+	s := runServer(t, t.TempDir(), testkit.FreePort(t), nil)
+	px := testkit.NewProxy(t, s.Addr().String())
+	e := openURL(t, "nats://"+px.Addr(), func(o *Options) { o.RequestTimeout = 20 * time.Second })
 	ctx := context.Background()
 	mustPublish(t, e, note("mars", "od", "first"))
 	if err := e.cur().js.DeleteStream(ctx, "MARS"); err != nil {
@@ -623,7 +624,7 @@ func TestPublishBatchConnectionLost(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("nothing sent")
 	}
-	px.cut()
+	px.Down()
 	var res []engine.BatchResult
 	select {
 	case res = <-done:
@@ -652,8 +653,8 @@ func TestPublishBatchConnectionLost(t *testing.T) {
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	px.restore()
-	until(t, "readiness after the connection is back", func() bool { return e.Ready(ctx) == nil })
+	px.Up()
+	testkit.WaitFor(t, wait, "readiness after the connection is back", func() bool { return e.Ready(ctx) == nil })
 	for i, r := range e.PublishBatch(ctx, batchOf("mars", 10)) {
 		if r.Err != nil || r.Seq != uint64(i+1) {
 			t.Fatalf("after the outage: result %d = %d, %v; want %d in the stream created again", i, r.Seq, r.Err, i+1)
@@ -721,7 +722,7 @@ func storedIndexes(t *testing.T, e *Engine) map[int]uint64 {
 // stored ones have increasing sequences. Once the server is back, a
 // batch is stored again.
 func TestPublishBatchOutage(t *testing.T) {
-	dir, port := t.TempDir(), freePort(t)
+	dir, port := t.TempDir(), testkit.FreePort(t)
 	s := runServer(t, dir, port, nil)
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
 	e := openURL(t, url, nil)
@@ -748,7 +749,7 @@ func TestPublishBatchOutage(t *testing.T) {
 	checkIncreasing(t, ns, res)
 	s = runServer(t, dir, port, nil)
 	ctx := context.Background()
-	until(t, "readiness after the restart", func() bool { return e.Ready(ctx) == nil })
+	testkit.WaitFor(t, wait, "readiness after the restart", func() bool { return e.Ready(ctx) == nil })
 	got := storedIndexes(t, e)
 	for i, r := range res {
 		seq, ok := got[i]
@@ -786,7 +787,7 @@ func firstErr(res []engine.BatchResult, target error) error {
 // those it had stored by their Nats-Msg-Id, and every notification is
 // stored exactly once, in batch order.
 func TestPublishBatchRestartResolves(t *testing.T) {
-	dir, port := t.TempDir(), freePort(t)
+	dir, port := t.TempDir(), testkit.FreePort(t)
 	s := runServer(t, dir, port, nil)
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
 	mod := func(o *Options) {

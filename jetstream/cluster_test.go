@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"herald/engine"
+	"herald/internal/testkit"
 )
 
 // TestClusterNodeLoss runs three nats-servers clustered by routes on
@@ -40,7 +41,7 @@ func TestClusterNodeLoss(t *testing.T) {
 	}
 	var seed *url.URL
 	for attempt := 1; ; attempt++ {
-		p := freePort(t)
+		p := testkit.FreePort(t)
 		seed = &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", p)}
 		s, err := node("n0", t.TempDir(), server.RANDOM_PORT, p, []*url.URL{seed})
 		if err == nil {
@@ -83,7 +84,7 @@ func TestClusterNodeLoss(t *testing.T) {
 	// not place at once either.
 	open := func(first int) *Engine {
 		var e *Engine
-		until(t, fmt.Sprintf("the cluster to accept R3 streams (engine on node %d)", first), func() bool {
+		testkit.WaitFor(t, wait, fmt.Sprintf("the cluster to accept R3 streams (engine on node %d)", first), func() bool {
 			var err error
 			e, err = Open(context.Background(), urlOptions(t, urls(first), r3))
 			if err != nil {

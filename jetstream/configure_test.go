@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"herald/engine"
+	"herald/internal/testkit"
 	"herald/notification"
 )
 
@@ -330,12 +331,12 @@ func TestConfigureStreamsPartialFailure(t *testing.T) {
 // ConfigureStreams fails at once with engine.ErrUnavailable and changes
 // nothing; with an ended context it sends nothing.
 func TestConfigureStreamsUnavailable(t *testing.T) {
-	s := runServer(t, t.TempDir(), freePort(t), nil)
-	px := newProxy(t, s.Addr().String())
-	e := openURL(t, px.url(), nil)
-	px.cut()
-	until(t, "the engine to notice the lost connection", func() bool { return e.Ready(context.Background()) != nil })
-	o := urlOptions(t, px.url(), nil)
+	s := runServer(t, t.TempDir(), testkit.FreePort(t), nil)
+	px := testkit.NewProxy(t, s.Addr().String())
+	e := openURL(t, "nats://"+px.Addr(), nil)
+	px.Down()
+	testkit.WaitFor(t, wait, "the engine to notice the lost connection", func() bool { return e.Ready(context.Background()) != nil })
+	o := urlOptions(t, "nats://"+px.Addr(), nil)
 	three := int64(3)
 	spec := StreamSpec{Base: "mars", EventType: "mars", Policy: PolicyOverride{MaxMsgs: &three}}
 	err := configure(e, o.Defaults, spec)
@@ -343,8 +344,8 @@ func TestConfigureStreamsUnavailable(t *testing.T) {
 	if !errors.Is(err, engine.ErrUnavailable) {
 		t.Errorf("ConfigureStreams while down = %v, want ErrUnavailable", err)
 	}
-	px.restore()
-	until(t, "readiness after the connection is back", func() bool { return e.Ready(context.Background()) == nil })
+	px.Up()
+	testkit.WaitFor(t, wait, "readiness after the connection is back", func() bool { return e.Ready(context.Background()) == nil })
 	if c := streamConfig(t, e, "MARS"); c.MaxMsgs != -1 {
 		t.Errorf("MARS changed while down: %+v", c)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"herald/engine"
+	"herald/internal/testkit"
 )
 
 // harness runs publishers and watchers and checks the delivery
@@ -129,19 +130,6 @@ func (h *harness) halt() {
 	h.wg.Wait()
 }
 
-// until waits for cond with a deadline, checking it every few
-// milliseconds.
-func until(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond) // polling a condition, with a deadline
-	}
-}
-
 // ackedCount returns the number of acknowledged publishes.
 func (h *harness) ackedCount() int {
 	h.mu.Lock()
@@ -153,13 +141,13 @@ func (h *harness) ackedCount() int {
 func (h *harness) waitAcked(n int) {
 	h.t.Helper()
 	target := h.ackedCount() + n
-	until(h.t, fmt.Sprintf("%d acknowledged publishes", target), func() bool { return h.ackedCount() >= target })
+	testkit.WaitFor(h.t, wait, fmt.Sprintf("%d acknowledged publishes", target), func() bool { return h.ackedCount() >= target })
 }
 
 // waitFailure waits until a publish has failed with ErrUnavailable.
 func (h *harness) waitFailure() {
 	h.t.Helper()
-	until(h.t, "a publish failing with ErrUnavailable", func() bool {
+	testkit.WaitFor(h.t, wait, "a publish failing with ErrUnavailable", func() bool {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		return h.failures > 0
@@ -244,7 +232,7 @@ func faultRunWith(t *testing.T, url string, mod func(*Options), down func(pub, o
 	}
 	up()
 	h.waitAcked(60)
-	until(t, "readiness after the restart", func() bool { return other.Ready(context.Background()) == nil })
+	testkit.WaitFor(t, wait, "readiness after the restart", func() bool { return other.Ready(context.Background()) == nil })
 	h.check(other)
 }
 
@@ -261,7 +249,7 @@ func TestFaultServerProcessKilled(t *testing.T) {
 		t.Skip("skipped under -short: it builds a nats-server binary from the module cache and kills and restarts it; run without -short, as scripts/test and CI do")
 	}
 	bin := natsServerBinary(t)
-	dir, port := t.TempDir(), freePort(t)
+	dir, port := t.TempDir(), testkit.FreePort(t)
 	p := startProcess(t, bin, dir, port)
 	faultRun(t, fmt.Sprintf("nats://127.0.0.1:%d", port), p.kill, p.start)
 }
@@ -269,7 +257,7 @@ func TestFaultServerProcessKilled(t *testing.T) {
 // TestFaultServerRestartedInProcess does the same with an in-process
 // nats-server shut down and started again on the same port and store.
 func TestFaultServerRestartedInProcess(t *testing.T) {
-	dir, port := t.TempDir(), freePort(t)
+	dir, port := t.TempDir(), testkit.FreePort(t)
 	s := runServer(t, dir, port, nil)
 	faultRun(t, fmt.Sprintf("nats://127.0.0.1:%d", port),
 		func() { stopServer(s) },
@@ -279,12 +267,12 @@ func TestFaultServerRestartedInProcess(t *testing.T) {
 // TestUnavailableIsQuick: with the server out of reach, every call fails
 // with ErrUnavailable within the publish timeout, and Ready says so.
 func TestUnavailableIsQuick(t *testing.T) {
-	s := runServer(t, t.TempDir(), freePort(t), nil)
-	px := newProxy(t, s.Addr().String())
-	e := openURL(t, px.url(), nil)
+	s := runServer(t, t.TempDir(), testkit.FreePort(t), nil)
+	px := testkit.NewProxy(t, s.Addr().String())
+	e := openURL(t, "nats://"+px.Addr(), nil)
 	mustPublish(t, e, note("mars", "od", "1"))
-	px.cut()
-	until(t, "the engine to notice the lost connection", func() bool { return e.Ready(context.Background()) != nil })
+	px.Down()
+	testkit.WaitFor(t, wait, "the engine to notice the lost connection", func() bool { return e.Ready(context.Background()) != nil })
 	ctx := context.Background()
 	calls := map[string]func() error{
 		"Publish":   func() error { _, _, err := e.Publish(ctx, note("mars", "od", "2")); return err },
@@ -304,8 +292,8 @@ func TestUnavailableIsQuick(t *testing.T) {
 			t.Errorf("%s took %s, more than the publish timeout %s", name, d, e.opts.PublishTimeout)
 		}
 	}
-	px.restore()
-	until(t, "readiness after the connection is back", func() bool { return e.Ready(ctx) == nil })
+	px.Up()
+	testkit.WaitFor(t, wait, "readiness after the connection is back", func() bool { return e.Ready(ctx) == nil })
 	mustPublish(t, e, note("mars", "od", "3"))
 }
 
@@ -313,11 +301,11 @@ func TestUnavailableIsQuick(t *testing.T) {
 // instance is cut off reach its watchers after it reconnects, once each,
 // in order, without a gap error.
 func TestFeedCatchesUpAfterReconnect(t *testing.T) {
-	s := runServer(t, t.TempDir(), freePort(t), nil)
-	px := newProxy(t, s.Addr().String())
+	s := runServer(t, t.TempDir(), testkit.FreePort(t), nil)
+	px := testkit.NewProxy(t, s.Addr().String())
 	pub := openURL(t, s.ClientURL(), nil)
 	rec := newRecorder()
-	cut := openURL(t, px.url(), func(o *Options) { o.Observer = rec })
+	cut := openURL(t, "nats://"+px.Addr(), func(o *Options) { o.Observer = rec })
 	sub, err := cut.Subscribe(context.Background(), engine.Query{Stream: "mars"}, engine.SubscribeOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -327,12 +315,12 @@ func TestFeedCatchesUpAfterReconnect(t *testing.T) {
 		mustPublish(t, pub, note("mars", "od", strconv.Itoa(i)))
 	}
 	expect(t, sub, 1, 5)
-	px.cut()
-	until(t, "the cut engine to notice", func() bool { return cut.Ready(context.Background()) != nil })
+	px.Down()
+	testkit.WaitFor(t, wait, "the cut engine to notice", func() bool { return cut.Ready(context.Background()) != nil })
 	for i := range 20 {
 		mustPublish(t, pub, note("mars", "rd", strconv.Itoa(i)))
 	}
-	px.restore()
+	px.Up()
 	expect(t, sub, 6, 25)
 	mustPublish(t, cut, note("mars", "od", "last"))
 	expect(t, sub, 26, 26)
@@ -366,12 +354,12 @@ func expect(t *testing.T, sub *engine.Subscription, from, to uint64) {
 // end with ErrGap so that clients reconnect from their last sequence,
 // and new subscriptions work.
 func TestFeedGapAfterOutage(t *testing.T) {
-	s := runServer(t, t.TempDir(), freePort(t), nil)
-	px := newProxy(t, s.Addr().String())
+	s := runServer(t, t.TempDir(), testkit.FreePort(t), nil)
+	px := testkit.NewProxy(t, s.Addr().String())
 	small := func(o *Options) { o.Defaults.MaxMsgs = 5 }
 	pub := openURL(t, s.ClientURL(), small)
 	rec := newRecorder()
-	cut := openURL(t, px.url(), func(o *Options) { small(o); o.Observer = rec })
+	cut := openURL(t, "nats://"+px.Addr(), func(o *Options) { small(o); o.Observer = rec })
 	sub, err := cut.Subscribe(context.Background(), engine.Query{Stream: "mars"}, engine.SubscribeOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -379,12 +367,12 @@ func TestFeedGapAfterOutage(t *testing.T) {
 	defer sub.Close()
 	mustPublish(t, pub, note("mars", "od", "0"))
 	expect(t, sub, 1, 1)
-	px.cut()
-	until(t, "the cut engine to notice", func() bool { return cut.Ready(context.Background()) != nil })
+	px.Down()
+	testkit.WaitFor(t, wait, "the cut engine to notice", func() bool { return cut.Ready(context.Background()) != nil })
 	for i := range 20 {
 		mustPublish(t, pub, note("mars", "rd", strconv.Itoa(i)))
 	}
-	px.restore()
+	px.Up()
 	select {
 	case <-sub.Done():
 		if err := sub.Err(); !errors.Is(err, engine.ErrGap) || !strings.Contains(err.Error(), "2 to 16") {
@@ -414,9 +402,9 @@ func TestFeedGapAfterOutage(t *testing.T) {
 // instance's back (its sequences start over) ends that instance's
 // subscriptions with ErrGap, and its feed goes on from the new end.
 func TestFeedRewind(t *testing.T) {
-	s := runServer(t, t.TempDir(), freePort(t), nil)
-	px := newProxy(t, s.Addr().String())
-	e := openURL(t, px.url(), nil)
+	s := runServer(t, t.TempDir(), testkit.FreePort(t), nil)
+	px := testkit.NewProxy(t, s.Addr().String())
+	e := openURL(t, "nats://"+px.Addr(), nil)
 	sub, err := e.Subscribe(context.Background(), engine.Query{Stream: "mars"}, engine.SubscribeOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -426,8 +414,8 @@ func TestFeedRewind(t *testing.T) {
 		mustPublish(t, e, note("mars", "od", strconv.Itoa(i)))
 	}
 	expect(t, sub, 1, 10)
-	px.cut()
-	until(t, "the engine to notice", func() bool { return e.Ready(context.Background()) != nil })
+	px.Down()
+	testkit.WaitFor(t, wait, "the engine to notice", func() bool { return e.Ready(context.Background()) != nil })
 	raw := openURL(t, s.ClientURL(), nil)
 	ctx := context.Background()
 	cfg := streamConfig(t, raw, "MARS")
@@ -442,7 +430,7 @@ func TestFeedRewind(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	px.restore()
+	px.Up()
 	select {
 	case <-sub.Done():
 		if !errors.Is(sub.Err(), engine.ErrGap) {
@@ -454,7 +442,7 @@ func TestFeedRewind(t *testing.T) {
 		t.Fatal("subscription not ended after the rewind")
 	}
 	var again *engine.Subscription
-	until(t, "a subscription at the new end", func() bool {
+	testkit.WaitFor(t, wait, "a subscription at the new end", func() bool {
 		s, err := e.Subscribe(ctx, engine.Query{Stream: "mars"}, engine.SubscribeOptions{})
 		if err != nil {
 			return false
@@ -477,7 +465,7 @@ func TestFeedRewind(t *testing.T) {
 // attempts with an error that names the URL (without its password) and
 // wraps ErrUnavailable.
 func TestConnectFailureNamesURL(t *testing.T) {
-	port := freePort(t)
+	port := testkit.FreePort(t)
 	url := fmt.Sprintf("nats://herald:s3cret@127.0.0.1:%d", port)
 	began := time.Now()
 	_, err := Open(context.Background(), Options{
@@ -502,7 +490,7 @@ func TestConnectFailureNamesURL(t *testing.T) {
 // notifications published on either reach the watchers of both, in the
 // same order, and history agrees.
 func TestScaleOut(t *testing.T) {
-	s := runServer(t, t.TempDir(), freePort(t), nil)
+	s := runServer(t, t.TempDir(), testkit.FreePort(t), nil)
 	a := openURL(t, s.ClientURL(), nil)
 	b := openURL(t, s.ClientURL(), nil)
 	ctx := context.Background()
@@ -561,18 +549,18 @@ func TestScaleOut(t *testing.T) {
 // it is back, the live subscription goes on with what was stored
 // meanwhile, without a gap error.
 func TestNoReconnect(t *testing.T) {
-	s := runServer(t, t.TempDir(), freePort(t), nil)
-	px := newProxy(t, s.Addr().String())
+	s := runServer(t, t.TempDir(), testkit.FreePort(t), nil)
+	px := testkit.NewProxy(t, s.Addr().String())
 	pub := openURL(t, s.ClientURL(), nil)
-	e := openURL(t, px.url(), func(o *Options) { o.NoReconnect = true })
+	e := openURL(t, "nats://"+px.Addr(), func(o *Options) { o.NoReconnect = true })
 	sub, err := e.Subscribe(context.Background(), engine.Query{Stream: "mars"}, engine.SubscribeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Close()
 	first := e.cur()
-	px.cut()
-	until(t, "the engine to re-dial", func() bool { return e.redials.Load() >= 2 })
+	px.Down()
+	testkit.WaitFor(t, wait, "the engine to re-dial", func() bool { return e.redials.Load() >= 2 })
 	if _, _, err := e.Publish(context.Background(), note("mars", "od", "1")); !errors.Is(err, engine.ErrUnavailable) {
 		t.Errorf("Publish = %v, want ErrUnavailable", err)
 	}
@@ -588,8 +576,8 @@ func TestNoReconnect(t *testing.T) {
 	for i := range 3 {
 		mustPublish(t, pub, note("mars", "rd", strconv.Itoa(i)))
 	}
-	px.restore()
-	until(t, "readiness after the connection is back", func() bool { return e.Ready(context.Background()) == nil })
+	px.Up()
+	testkit.WaitFor(t, wait, "readiness after the connection is back", func() bool { return e.Ready(context.Background()) == nil })
 	if e.cur() == first {
 		t.Error("the connection was not replaced")
 	}

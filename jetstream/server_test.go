@@ -11,23 +11,11 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 )
-
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // runServer starts an in-process nats-server with JetStream on a
 // loopback port, storing in dir; mod may adjust its options.
@@ -80,85 +68,6 @@ func tryServer(t testing.TB, dir string, port int, mod func(*server.Options)) (*
 func stopServer(s *server.Server) {
 	s.Shutdown()
 	s.WaitForShutdown()
-}
-
-// proxy is a loopback TCP proxy that a test can cut and restore, to take
-// one client's connection away while the server keeps running.
-type proxy struct {
-	ln     net.Listener
-	target string
-
-	mu    sync.Mutex
-	down  bool
-	conns map[net.Conn]struct{}
-}
-
-// newProxy listens on a loopback port and forwards to target.
-func newProxy(t testing.TB, target string) *proxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
-	go p.serve()
-	t.Cleanup(func() {
-		ln.Close()
-		p.cut()
-	})
-	return p
-}
-
-// url is the proxy's NATS URL.
-func (p *proxy) url() string { return "nats://" + p.ln.Addr().String() }
-
-func (p *proxy) serve() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		if p.down {
-			p.mu.Unlock()
-			c.Close()
-			continue
-		}
-		s, err := net.Dial("tcp", p.target)
-		if err != nil {
-			p.mu.Unlock()
-			c.Close()
-			continue
-		}
-		p.conns[c], p.conns[s] = struct{}{}, struct{}{}
-		p.mu.Unlock()
-		go p.pipe(c, s)
-		go p.pipe(s, c)
-	}
-}
-
-func (p *proxy) pipe(dst, src net.Conn) {
-	_, _ = io.Copy(dst, src)
-	dst.Close()
-	src.Close()
-}
-
-// cut closes every proxied connection and refuses new ones.
-func (p *proxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.down = true
-	for c := range p.conns {
-		c.Close()
-		delete(p.conns, c)
-	}
-}
-
-// restore accepts connections again.
-func (p *proxy) restore() {
-	p.mu.Lock()
-	p.down = false
-	p.mu.Unlock()
 }
 
 // natsServerBinary returns the path of a nats-server binary of the version

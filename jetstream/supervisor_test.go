@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"herald/engine"
+	"herald/internal/testkit"
 )
 
 // TestFaultOutageOutlastsReconnectBurst stops an external server for
@@ -23,7 +24,7 @@ import (
 // notification is stored and reaches every matching watcher exactly
 // once, in order, without a gap error.
 func TestFaultOutageOutlastsReconnectBurst(t *testing.T) {
-	dir, port := t.TempDir(), freePort(t)
+	dir, port := t.TempDir(), testkit.FreePort(t)
 	s := runServer(t, dir, port, nil)
 	burst := func(o *Options) {
 		o.MaxReconnects = 5
@@ -34,7 +35,7 @@ func TestFaultOutageOutlastsReconnectBurst(t *testing.T) {
 			stopServer(s)
 			// The burst is over when the supervisors re-dial; let them
 			// back off a few times.
-			until(t, "both engines re-dialling after the client library gave up", func() bool {
+			testkit.WaitFor(t, wait, "both engines re-dialling after the client library gave up", func() bool {
 				return pub.redials.Load() >= 4 && other.redials.Load() >= 4
 			})
 			for _, e := range []*Engine{pub, other} {
@@ -73,7 +74,7 @@ func TestControlLineDropIsRedialled(t *testing.T) {
 	}
 	// Over the limit: dropped, and re-dialled.
 	_ = first.nc.Publish("x."+strings.Repeat("a", embeddedMaxControlLine+1), nil)
-	until(t, "a new connection", func() bool { return e.cur() != first && e.Ready(ctx) == nil })
+	testkit.WaitFor(t, wait, "a new connection", func() bool { return e.cur() != first && e.Ready(ctx) == nil })
 	if !first.nc.IsClosed() {
 		t.Error("the first connection is still open")
 	}
@@ -89,7 +90,7 @@ func TestControlLineDropIsRedialled(t *testing.T) {
 // the consumer request's body, not its subject, so the server does not
 // drop the connection.
 func TestLongFilterKeepsConnection(t *testing.T) {
-	s := runServer(t, t.TempDir(), freePort(t), nil)
+	s := runServer(t, t.TempDir(), testkit.FreePort(t), nil)
 	e := openURL(t, s.ClientURL(), nil)
 	mustPublish(t, e, note("mars", "od", "1"))
 	first := e.cur()
@@ -215,7 +216,7 @@ func TestHealthy(t *testing.T) {
 // consumers on an external server (rather than leaving them to its
 // inactivity threshold), and is idempotent.
 func TestShutdownDeletesConsumers(t *testing.T) {
-	s := runServer(t, t.TempDir(), freePort(t), nil)
+	s := runServer(t, t.TempDir(), testkit.FreePort(t), nil)
 	e := openURL(t, s.ClientURL(), nil)
 	ctx := context.Background()
 	sub, err := e.Subscribe(ctx, engine.Query{Stream: "mars"}, engine.SubscribeOptions{})

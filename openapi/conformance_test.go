@@ -28,6 +28,7 @@ import (
 	"herald/auth"
 	"herald/ecpds"
 	"herald/handlers"
+	"herald/internal/testkit"
 	"herald/openapi"
 )
 
@@ -276,17 +277,10 @@ func TestStreamLimitAnswersMatchDocument(t *testing.T) {
 					defer close(done)
 					h.ServeHTTP(httptest.NewRecorder(), first)
 				}()
-				deadline := time.Now().Add(5 * time.Second)
-				for {
+				testkit.WaitFor(t, 5*time.Second, "the first stream to be counted", func() bool {
 					user, client := lim.Open("bob", "192.0.2.1")
-					if user+client > 0 {
-						break
-					}
-					if time.Now().After(deadline) {
-						t.Fatal("the first stream was never counted")
-					}
-					time.Sleep(time.Millisecond)
-				}
+					return user+client > 0
+				})
 				check(t, serve(h, tg, c.authorization), tg.method, tg.docPath,
 					answer{429, "TOO_MANY_STREAMS", c.message, nil, retry})
 				pw.CloseWithError(errors.New("client went away"))

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"herald/internal/testkit"
 	"io"
 	"regexp"
 	"testing"
@@ -15,11 +16,10 @@ func TestReplayGivesUpWhenTheServerIsGone(t *testing.T) {
 	for i := 1; i <= 6; i++ {
 		notifyHTTP(t, h.url, marsAt(i, "enfo"))
 	}
-	p := newTCPProxy(t, h.url)
-	r := startCLI(t, nil, nil, "replay", "mars", "class=od", "--from", "0", "--output", "json", "--url", p.URL())
+	p := testkit.NewProxy(t, h.url)
+	r := startCLI(t, nil, nil, "replay", "mars", "class=od", "--from", "0", "--output", "json", "--url", "http://"+p.Addr())
 	waitFor(t, "the first page", r.stdout, func(s string) bool { return lines(s) >= 2 })
-	p.ln.Close() // nothing answers on the proxy's port any more
-	p.cut()
+	p.Close() // nothing answers on the proxy's port any more
 	if code := r.wait(t); code != ExitNoServer {
 		t.Fatalf("exit %d, want %d; stderr %s", code, ExitNoServer, r.stderr)
 	}
@@ -27,8 +27,8 @@ func TestReplayGivesUpWhenTheServerIsGone(t *testing.T) {
 	if all := allEvents(t, h.url, `{"class":"od"}`); len(printed) == 0 || all[:len(printed)] != printed {
 		t.Fatalf("printed:\n%s\nwant a prefix of:\n%s", printed, all)
 	}
-	refused := `cannot connect to ` + regexp.QuoteMeta(p.URL()) + `/api/v1/replay: dial tcp ` + regexp.QuoteMeta(p.ln.Addr().String()) + `: connect: connection refused`
-	re := regexp.MustCompile(`^herald replay: the connection to ` + regexp.QuoteMeta(p.URL()) + `/api/v1/replay was lost: unexpected EOF; reconnecting from (mars@[3-6]) in 0s\n` +
+	refused := `cannot connect to ` + regexp.QuoteMeta("http://"+p.Addr()) + `/api/v1/replay: dial tcp ` + regexp.QuoteMeta(p.Addr()) + `: connect: connection refused`
+	re := regexp.MustCompile(`^herald replay: the connection to ` + regexp.QuoteMeta("http://"+p.Addr()) + `/api/v1/replay was lost: unexpected EOF; reconnecting from (mars@[3-6]) in 0s\n` +
 		`(herald replay: ` + refused + `; reconnecting from mars@[3-6] in [0-9.]+m?s\n){5}` +
 		`herald replay: gave up after 5 reconnections: ` + refused + `\n$`)
 	if !re.MatchString(r.stderr.String()) {
@@ -41,12 +41,12 @@ func TestReplayGivesUpWhenTheServerIsGone(t *testing.T) {
 // welcome it printed.
 func TestSessionLostExits3(t *testing.T) {
 	h := startHerald(t, "in_memory", testConfig)
-	p := newTCPProxy(t, h.url)
+	p := testkit.NewProxy(t, h.url)
 	in, typing := io.Pipe()
 	t.Cleanup(func() { typing.Close() })
-	s := startCLI(t, nil, in, "session", "--url", p.URL())
+	s := startCLI(t, nil, in, "session", "--url", "http://"+p.Addr())
 	waitFor(t, "the welcome", s.stdout, func(s string) bool { return lines(s) == 1 })
-	p.cut()
+	p.Cut()
 	if code := s.wait(t); code != ExitNoServer {
 		t.Fatalf("exit %d, want %d; stdout %q stderr %q", code, ExitNoServer, s.stdout, s.stderr)
 	}

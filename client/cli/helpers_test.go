@@ -18,6 +18,7 @@ import (
 
 	"herald/configs"
 	"herald/handlers"
+	"herald/internal/testkit"
 	"herald/server"
 )
 
@@ -180,20 +181,16 @@ func (r *running) wait(t *testing.T) int {
 	}
 }
 
-// waitFor waits until cond holds of the buffer's text.
+// waitFor waits until cond holds of the buffer's text, and returns the
+// text it held of.
 func waitFor(t *testing.T, what string, b *syncBuffer, cond func(string) bool) string {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		s := b.String()
-		if cond(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; got:\n%s", what, s)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	var got string
+	testkit.WaitFor(t, 20*time.Second, what, func() bool {
+		got = b.String()
+		return cond(got)
+	})
+	return got
 }
 
 // lines counts the complete lines of s.

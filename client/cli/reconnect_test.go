@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"herald/internal/testkit"
 	"regexp"
 	"strings"
 	"testing"
@@ -24,21 +25,21 @@ func allEvents(t *testing.T, base, identifier string) string {
 func TestWatchResumesAfterACut(t *testing.T) {
 	onBoth(t, func(t *testing.T, kind string) {
 		h := startHerald(t, kind, testConfig)
-		p := newTCPProxy(t, h.url)
-		w := startCLI(t, nil, nil, "watch", "mars", "class=od", "--output", "json", "--url", p.URL())
-		p.waitOpened(t)
+		p := testkit.NewProxy(t, h.url)
+		w := startCLI(t, nil, nil, "watch", "mars", "class=od", "--output", "json", "--url", "http://"+p.Addr())
+		waitOpened(t, p)
 		notifyHTTP(t, h.url, marsAt(1, "enfo"))
 		waitFor(t, "the first event", w.stdout, func(s string) bool { return lines(s) == 1 })
 
-		p.hold()
-		p.cut()
+		p.Hold()
+		p.Cut()
 		waitFor(t, "the reconnection notice", w.stderr, func(s string) bool { return lines(s) == 1 })
-		waitFor(t, "the reconnection", w.stderr, func(string) bool { return p.heldCount() > 0 })
+		waitFor(t, "the reconnection", w.stderr, func(string) bool { return p.Held() > 0 })
 		notifyHTTP(t, h.url, marsAt(2, "enfo"))
 		notifyHTTP(t, h.url, marsAt(3, "oper"))
-		p.release()
+		p.Release()
 		waitFor(t, "the events stored meanwhile", w.stdout, func(s string) bool { return lines(s) == 3 })
-		p.waitOpened(t)
+		waitOpened(t, p)
 		notifyHTTP(t, h.url, marsAt(4, "enfo"))
 		waitFor(t, "the next live event", w.stdout, func(s string) bool { return lines(s) == 4 })
 
@@ -48,7 +49,7 @@ func TestWatchResumesAfterACut(t *testing.T) {
 		if want := allEvents(t, h.url, `{"class":"od"}`); w.stdout.String() != want {
 			t.Fatalf("printed:\n%s\nwant each notification once:\n%s", w.stdout, want)
 		}
-		if want := "herald watch: the connection to " + p.URL() + "/api/v1/watch was lost: unexpected EOF; reconnecting from mars@2 in 0s\n"; w.stderr.String() != want {
+		if want := "herald watch: the connection to " + "http://" + p.Addr() + "/api/v1/watch was lost: unexpected EOF; reconnecting from mars@2 in 0s\n"; w.stderr.String() != want {
 			t.Fatalf("stderr %q, want %q", w.stderr, want)
 		}
 	})
@@ -60,14 +61,14 @@ func TestWatchResumesAfterACut(t *testing.T) {
 func TestLiveWatchResumesFromItsStart(t *testing.T) {
 	onBoth(t, func(t *testing.T, kind string) {
 		h := startHerald(t, kind, testConfig)
-		p := newTCPProxy(t, h.url)
-		w := startCLI(t, nil, nil, "watch", "mars", "class=od", "--output", "json", "--url", p.URL())
-		p.waitOpened(t)
-		p.hold()
-		p.cut()
-		waitFor(t, "the reconnection", w.stderr, func(string) bool { return p.heldCount() > 0 })
+		p := testkit.NewProxy(t, h.url)
+		w := startCLI(t, nil, nil, "watch", "mars", "class=od", "--output", "json", "--url", "http://"+p.Addr())
+		waitOpened(t, p)
+		p.Hold()
+		p.Cut()
+		waitFor(t, "the reconnection", w.stderr, func(string) bool { return p.Held() > 0 })
 		notifyHTTP(t, h.url, marsAt(1, "enfo"))
-		p.release()
+		p.Release()
 		waitFor(t, "the event stored meanwhile", w.stdout, func(s string) bool { return lines(s) == 1 })
 		if code := w.stop(t); code != 0 {
 			t.Fatalf("exit %d", code)
@@ -75,7 +76,7 @@ func TestLiveWatchResumesFromItsStart(t *testing.T) {
 		if want := allEvents(t, h.url, `{"class":"od"}`); w.stdout.String() != want {
 			t.Fatalf("printed:\n%s\nwant:\n%s", w.stdout, want)
 		}
-		re := regexp.MustCompile(`^herald watch: the connection to ` + regexp.QuoteMeta(p.URL()) +
+		re := regexp.MustCompile(`^herald watch: the connection to ` + regexp.QuoteMeta("http://"+p.Addr()) +
 			`/api/v1/watch was lost: unexpected EOF; reconnecting from \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ in \d+ms\n$`)
 		if !re.MatchString(w.stderr.String()) {
 			t.Fatalf("stderr %q", w.stderr)
@@ -165,17 +166,17 @@ func TestReplayResumesAfterACut(t *testing.T) {
 		for i := 1; i <= 6; i++ {
 			notifyHTTP(t, h.url, marsAt(i, "enfo"))
 		}
-		p := newTCPProxy(t, h.url)
-		r := startCLI(t, nil, nil, "replay", "mars", "class=od", "--from", "0", "--output", "json", "--url", p.URL())
+		p := testkit.NewProxy(t, h.url)
+		r := startCLI(t, nil, nil, "replay", "mars", "class=od", "--from", "0", "--output", "json", "--url", "http://"+p.Addr())
 		waitFor(t, "the first page", r.stdout, func(s string) bool { return lines(s) >= 2 })
-		p.cut()
+		p.Cut()
 		if code := r.wait(t); code != 0 {
 			t.Fatalf("exit %d; stderr %s", code, r.stderr)
 		}
 		if want := allEvents(t, h.url, `{"class":"od"}`); r.stdout.String() != want {
 			t.Fatalf("printed:\n%s\nwant:\n%s", r.stdout, want)
 		}
-		re := regexp.MustCompile(`^herald replay: the connection to ` + regexp.QuoteMeta(p.URL()) + `/api/v1/replay was lost: unexpected EOF; reconnecting from mars@[3-6] in 0s\n$`)
+		re := regexp.MustCompile(`^herald replay: the connection to ` + regexp.QuoteMeta("http://"+p.Addr()) + `/api/v1/replay was lost: unexpected EOF; reconnecting from mars@[3-6] in 0s\n$`)
 		if !re.MatchString(r.stderr.String()) {
 			t.Fatalf("stderr %q", r.stderr)
 		}

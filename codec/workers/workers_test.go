@@ -3,6 +3,7 @@ package workers
 import (
 	"context"
 	"errors"
+	"herald/internal/testkit"
 	"strings"
 	"sync"
 	"testing"
@@ -34,10 +35,7 @@ func TestPool(t *testing.T) {
 		defer wg.Done()
 		queued <- p.Do(context.Background(), func(ctx context.Context) error { return nil })
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(p.admit) < 3 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	testkit.WaitFor(t, 5*time.Second, "the queued job admitted", func() bool { return len(p.admit) == 3 })
 	if err := p.Do(context.Background(), func(ctx context.Context) error { t.Error("ran a job the pool had no room for"); return nil }); !errors.Is(err, ErrBusy) {
 		t.Fatalf("full pool: %v", err)
 	}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"herald/internal/testkit"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -265,11 +267,5 @@ func TestHalfFullWritesAtOnce(t *testing.T) {
 		fmt.Fprintf(a, "line %02d\n", i)
 	}
 	want := "line 00\nline 01\nline 02\nline 03\n"
-	deadline := time.Now().Add(time.Minute)
-	for out.String() != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("output %q after a minute, want %q", out.String(), want)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.WaitFor(t, time.Minute, "the output "+strconv.Quote(want), func() bool { return out.String() == want })
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"herald/internal/testkit"
 	"herald/jetstream"
 	"herald/notification"
 )
@@ -36,13 +37,7 @@ func TestServerRestartKeepsStore(t *testing.T) {
 	}
 	s.Stop()
 	s.Start()
-	deadline := time.Now().Add(time.Minute)
-	for e.Ready(context.Background()) != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("engine not ready after the restart")
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, with a deadline
-	}
+	testkit.WaitFor(t, time.Minute, "the engine ready after the restart", func() bool { return e.Ready(context.Background()) == nil })
 	if seq, _, err := e.Publish(context.Background(), n); err != nil || seq != 2 {
 		t.Fatalf("Publish after the restart = %d, %v; want 2 (the store kept the first)", seq, err)
 	}
