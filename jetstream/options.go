@@ -11,7 +11,8 @@ import (
 	"herald/configs"
 )
 
-// Defaults of Options; the Aviso ones come from reference §19/§20.3.
+// Defaults of Options; the Aviso ones are Aviso's config defaults
+// (docs/configuration.md).
 const (
 	// DefaultConnectTimeout bounds one startup connection attempt
 	// (timeout_seconds).
@@ -438,7 +439,8 @@ func OptionsFromConfig(cfg *configs.Config) (Options, error) {
 	return o, nil
 }
 
-// policyOverride maps a schema's storage_policy (reference §20.2).
+// policyOverride maps a schema's storage_policy (Aviso's backends,
+// docs/operations.md).
 func policyOverride(sp *configs.StoragePolicy) (PolicyOverride, error) {
 	var p PolicyOverride
 	if sp.RetentionTime != nil {
@@ -474,7 +476,7 @@ func policyOverride(sp *configs.StoragePolicy) (PolicyOverride, error) {
 }
 
 // StreamName is the JetStream stream of a topic base: the base
-// ASCII-uppercased (reference §20.2: Weather_v2 → WEATHER_V2).
+// ASCII-uppercased (as Aviso's backends do: Weather_v2 → WEATHER_V2).
 func StreamName(base string) string {
 	b := []byte(base)
 	for i, c := range b {
