@@ -421,13 +421,13 @@ func TestErrorCodes(t *testing.T) {
 	doc := loadDoc(t)
 	codes := doc["components"].(map[string]any)["schemas"].(map[string]any)["ErrorCode"].(map[string]any)["enum"]
 	want := []any{
-		// reference §12.2
+		// Aviso's error bodies (docs/api.md)
 		"INVALID_JSON", "UNKNOWN_FIELD", "INVALID_REQUEST_SHAPE", "UNKNOWN_EVENT_TYPE",
 		"INVALID_NOTIFICATION_REQUEST", "INVALID_WATCH_REQUEST", "INVALID_REPLAY_REQUEST",
 		"UNAUTHORIZED", "FORBIDDEN",
 		// herald
 		"REQUEST_TIMEOUT", "PAYLOAD_TOO_LARGE", "TOO_MANY_STREAMS",
-		// reference §12.2
+		// Aviso's error bodies (docs/api.md)
 		"NOTIFICATION_PROCESSING_FAILED", "NOTIFICATION_STORAGE_FAILED",
 		"SSE_STREAM_INITIALIZATION_FAILED", "INTERNAL_ERROR", "SERVICE_UNAVAILABLE",
 		// herald: routing, decompression, authentication, sessions, reload
