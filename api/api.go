@@ -15,6 +15,7 @@ import (
 
 	"herald/auth"
 	"herald/console"
+	"herald/docs"
 	"herald/handlers"
 	"herald/openapi"
 )
@@ -82,6 +83,10 @@ func NewRouter(opts Options) http.Handler {
 	get(r, "/console", console.Redirect)
 	get(r, "/console/", console.Serve)
 	get(r, "/console/{file}", console.Serve)
+	// The guides of docs/, rendered as the repository holds them.
+	guides := openapi.Guides(docs.FS(), notFound)
+	get(r, "/docs/", guides)
+	get(r, "/docs/{file}", guides)
 
 	r.Route("/api/v1", func(r chi.Router) {
 		// Schema endpoints never authenticate: a malformed or bad

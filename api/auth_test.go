@@ -12,8 +12,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// matrixStreams are the streams of the role matrix and their auth blocks,
-// one per row of reference §13 plus a realm-wide ["*"] stream.
+// matrixStreams are the streams of the role matrix and their auth blocks, one
+// per row of Aviso's auth rules (docs/auth.md) plus a realm-wide ["*"] stream.
 var matrixStreams = []struct{ name, auth string }{
 	{"public", ""},
 	{"optional", "{required: false}"},
@@ -79,9 +79,9 @@ const (
 	malformed = "401 malform" // the malformed-header message of the mode
 )
 
-// TestRoleMatrix runs every stream row of reference §13, each operation
-// and the admin endpoint, for every kind of caller, with auth disabled
-// and in both modes, over real HTTP.
+// TestRoleMatrix runs every stream row of Aviso's auth rules (docs/auth.md),
+// each operation and the admin endpoint, for every kind of caller, with auth
+// disabled and in both modes, over real HTTP.
 func TestRoleMatrix(t *testing.T) {
 	// Callers: their tokens and the Authorization header they send.
 	noExp := user("rita", "ecmwf", "reader")

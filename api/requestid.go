@@ -9,7 +9,7 @@ import (
 
 // RequestID gives every request a fresh UUID: in the X-Request-ID response
 // header (404, 405 and SSE included) and in the request context. An
-// inbound X-Request-ID is not adopted (reference §1).
+// inbound X-Request-ID is not adopted (Aviso's HTTP API, docs/api.md).
 func RequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := uuid.NewString()

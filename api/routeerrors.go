@@ -38,7 +38,7 @@ func echo(s string, limit int) string {
 }
 
 // notFound answers a request no route serves: 404 NOT_FOUND with the JSON
-// error body (reference §1 says only that it is a 404 carrying
+// error body (Aviso's HTTP API, docs/api.md says only that it is a 404 carrying
 // X-Request-ID; the body is herald's).
 func notFound(w http.ResponseWriter, r *http.Request) {
 	msg := "no route for " + echo(r.Method, maxEchoMethod) + " " + echo(r.URL.EscapedPath(), maxEchoPath)

@@ -16,8 +16,8 @@ import (
 	"herald/internal/testkit"
 )
 
-// The upgrade of GET /api/v1/session and the auth request (session
-// protocol §1 and §4), through the real router with authentication on:
+// The upgrade of GET /api/v1/session and the auth request (the session
+// protocol, docs/sessions.md), through the real router with authentication on:
 // credentials on the upgrade with the HTTP API's answers before it, the
 // first-frame auth of clients that cannot set headers, the origin check,
 // the subprotocol and the per-user session limit.

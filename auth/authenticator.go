@@ -87,10 +87,10 @@ func outcomeOf(status int) string {
 	return ""
 }
 
-// Authenticator turns the Authorization header into a Identity
-// (reference §13): in mode trusted_proxy by verifying a Bearer JWT
-// locally, in mode direct by asking auth-o-tron for a JWT and verifying
-// that. Create it with NewAuthenticator.
+// Authenticator turns the Authorization header into a Identity (Aviso's auth
+// rules, docs/auth.md): in mode trusted_proxy by verifying a Bearer JWT
+// locally, in mode direct by asking auth-o-tron for a JWT and verifying that.
+// Create it with NewAuthenticator.
 type Authenticator struct {
 	policy   Policy
 	mode     string

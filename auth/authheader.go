@@ -39,7 +39,7 @@ func visibleASCII(s string) bool {
 }
 
 // ParseAuthorization checks an Authorization header value for the auth
-// mode (reference §13).
+// mode (Aviso's auth rules, docs/auth.md).
 //
 // In direct mode the value, trimmed, must be `<scheme> <credentials>`
 // with scheme Bearer or Basic (any case), separated by a space, and

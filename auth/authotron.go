@@ -27,7 +27,7 @@ var (
 const maxAuthOTronBody = 64 << 10
 
 // AuthOTron is the client of auth-o-tron's `GET /authenticate`
-// (reference §13, mode direct).
+// (Aviso's auth rules, docs/auth.md, mode direct).
 type AuthOTron struct {
 	url     string
 	client  *http.Client

@@ -8,9 +8,9 @@ import (
 	"herald/api/httperr"
 )
 
-// Messages of the authentication and authorisation answers (reference §13,
-// §14). Clients match on the codes; the messages are kept identical to
-// Aviso's all the same.
+// Messages of the authentication and authorisation answers (Aviso's auth rules
+// and the ECPDS plugin, docs/auth.md). Clients match on the codes; the
+// messages are kept identical to Aviso's all the same.
 const (
 	MsgStreamAuthRequired   = "Authentication is required for this stream"
 	MsgHeaderRequired       = "Authorization header is required"

@@ -60,10 +60,10 @@ const RoleWildcard = "*"
 // `auth.admin_roles` and a stream's `read_roles` / `write_roles`.
 type RoleMap map[string][]string
 
-// Admits reports whether id passes the map (reference §13): an empty map
-// admits every authenticated user; otherwise the user's realm must be a
-// key and the user must hold one of its roles, or the realm's list must
-// contain "*". A nil identity is never admitted.
+// Admits reports whether id passes the map (Aviso's auth rules, docs/auth.md):
+// an empty map admits every authenticated user; otherwise the user's realm
+// must be a key and the user must hold one of its roles, or the realm's list
+// must contain "*". A nil identity is never admitted.
 func (m RoleMap) Admits(id *Identity) bool {
 	if id == nil {
 		return false

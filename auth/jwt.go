@@ -39,13 +39,13 @@ type VerifierOptions struct {
 	Logger *slog.Logger
 }
 
-// Verifier checks JWTs locally: signature with an algorithm pinned to
-// its key type, exp required with 60 s leeway, audience not checked
-// (reference §13); and, beyond Aviso, the standards' rules the JWT
+// Verifier checks JWTs locally: signature with an algorithm pinned to its key
+// type, exp required with 60 s leeway, audience not checked (Aviso's auth
+// rules, docs/auth.md); and, beyond Aviso, the standards' rules the JWT
 // library leaves open (see checkTokenJSON): strict JSON without repeated
-// member names, no crit header, NumericDates that are JSON numbers, no
-// iat in the future, claim names matched exactly. Create it with
-// NewVerifier; it is safe for concurrent use.
+// member names, no crit header, NumericDates that are JSON numbers, no iat in
+// the future, claim names matched exactly. Create it with NewVerifier; it is
+// safe for concurrent use.
 type Verifier struct {
 	secret []byte
 	jwks   *jwksFile
@@ -90,7 +90,7 @@ func NewVerifier(opts VerifierOptions) (*Verifier, error) {
 	return v, nil
 }
 
-// tokenClaims are the claims herald reads (reference §13).
+// tokenClaims are the claims herald reads (Aviso's auth rules, docs/auth.md).
 type tokenClaims struct {
 	jwt.RegisteredClaims
 	Username   *string           `json:"username"`

@@ -118,8 +118,9 @@ func (p Policy) UsesPlugin(eventType, plugin string) bool {
 	return r != nil && slices.Contains(r.Plugins, plugin)
 }
 
-// DecideStream applies the per-stream matrix of reference §13 to one
-// request and returns nil when it may proceed, or the refusal:
+// DecideStream applies the per-stream matrix of Aviso's auth rules
+// (docs/auth.md) to one request and returns nil when it may proceed, or the
+// refusal:
 //
 //	required  read_roles  write_roles  watch/replay            notify
 //	false/-   -           -            anyone                  anyone

@@ -23,8 +23,8 @@ func unhex(t *testing.T, s string) []byte {
 	return b
 }
 
-// TestGoldenBinary pins the CBOR and AVRO vectors of codec-notes §5 (rows
-// 11–15, 27, 28). The JSON rows (1–10, 16–26, 29–46) are pinned byte for
+// TestGoldenBinary pins the CBOR and AVRO golden vectors (rows 11–15, 27,
+// 28). The JSON rows (1–10, 16–26, 29–46) are pinned byte for
 // byte in wire/json's TestVectors, SYSLOG's row 34 in wire/syslog's
 // TestEncode; rows 47–49 belong to the JAQ-native and protobuf codecs.
 func TestGoldenBinary(t *testing.T) {

@@ -55,7 +55,7 @@ const (
 	// DefaultMaxHistoryPerTopic is
 	// notification_backend.in_memory.max_history_per_topic: the in-memory
 	// history kept per exact subject; only the latest notification
-	// survives, as in Aviso (reference §20.3).
+	// survives, as in Aviso (Aviso's backends, docs/operations.md).
 	DefaultMaxHistoryPerTopic = 1
 	// DefaultMaxTopics is notification_backend.in_memory.max_topics: the
 	// number of subjects the in-memory engine tracks before it evicts the
@@ -110,13 +110,14 @@ var defaultCORSHeaders = []string{"Authorization", "Content-Type", "Last-Event-I
 
 // Plugin names accepted in a schema's `auth.plugins`.
 const (
-	// PluginECPDS is the ECPDS destination plugin (reference §14).
+	// PluginECPDS is the ECPDS destination plugin (the ECPDS plugin,
+	// docs/auth.md).
 	PluginECPDS = "ecpds"
 )
 
-// Default returns a configuration holding every default of the Aviso
-// reference (§19) plus herald's own. Load decodes the file onto it, so an
-// absent key keeps its default and a partial block (watch_endpoint, logging,
+// Default returns a configuration holding every default of Aviso plus
+// herald's own (docs/configuration.md lists them). Load decodes the file
+// onto it, so an absent key keeps its default and a partial block (watch_endpoint, logging,
 // ecpds, ...) takes per-key defaults.
 //
 // application.host, application.port and notification_backend.kind have no
@@ -235,8 +236,8 @@ func defaultECPDS() *ECPDS {
 }
 
 // Strict reports whether requests for an event type without a schema are
-// rejected (reference §12.2): notification_schema_strict when set,
-// otherwise true exactly when at least one schema is configured.
+// rejected (Aviso's error bodies, docs/api.md): notification_schema_strict
+// when set, otherwise true exactly when at least one schema is configured.
 func (c *Config) Strict() bool {
 	if c.NotificationSchemaStrict != nil {
 		return *c.NotificationSchemaStrict

@@ -22,7 +22,7 @@ type Config struct {
 	Logging             Logging     `yaml:"logging"`
 	NotificationBackend Backend     `yaml:"notification_backend"`
 	// NotificationSchemaStrict is nil when unset: strict iff at least one
-	// schema is configured (reference §12.2).
+	// schema is configured (Aviso's error bodies, docs/api.md).
 	NotificationSchemaStrict *bool `yaml:"notification_schema_strict"`
 	// NotificationSchema holds the event types in file order.
 	NotificationSchema []*Schema     `yaml:"notification_schema"`
@@ -41,7 +41,7 @@ type Config struct {
 }
 
 // Session is herald's `session` block: the limits of one WebSocket
-// session (session protocol §8).
+// session (the session protocol, docs/sessions.md).
 type Session struct {
 	// MaxSubscriptions bounds the subscriptions (and running replays) of
 	// one session.

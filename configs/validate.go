@@ -11,8 +11,8 @@ import (
 	"unicode"
 )
 
-// Validate checks every startup rule of the reference (§19 startup
-// validation, §13 auth, §14 ECPDS, §10.2 topics, the schema guide) and
+// Validate checks every startup rule Aviso applies (startup validation,
+// auth, ECPDS, topics, the schema rules; docs/configuration.md) and
 // returns all problems as Problems, or nil. Load calls it; call it again
 // after changing a Config in code. Rules that need an identifier
 // handler's own parser (range bounds, canonical_format values, an Expver

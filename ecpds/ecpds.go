@@ -1,4 +1,4 @@
-// Package ecpds is the ECPDS destination plugin of reference §14: a client
+// Package ecpds is the ECPDS destination plugin (docs/auth.md): a client
 // that fetches a user's destination list from the configured ECPDS servers
 // with a service account, merges the lists under a partial-outage policy,
 // and caches them per user. It owns the HTTP exchange with ECPDS, the
@@ -55,7 +55,7 @@ func (e *DeniedError) Error() string {
 func (e *DeniedError) Unwrap() error { return auth.ErrDenied }
 
 // Fetch outcomes of one ECPDS server, named as the labels of Aviso's
-// aviso_ecpds_fetch_total metric (reference §18).
+// aviso_ecpds_fetch_total metric (aviso-server's metrics, docs/operations.md).
 const (
 	FetchSuccess         = "success"
 	FetchHTTP401         = "http_401"
@@ -198,7 +198,7 @@ type Stats struct {
 	Entries int
 }
 
-// Client is the destination plugin of reference §14: it fetches a user's
+// Client is the ECPDS destination plugin (docs/auth.md): it fetches a user's
 // destination list from every configured server with the service account,
 // merges the lists under the partial-outage policy, caches them per user
 // (TTL, bounded, errors not cached) and coalesces concurrent fetches for

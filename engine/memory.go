@@ -38,11 +38,12 @@ type MemoryOptions struct {
 	Observer OpObserver
 }
 
-// Memory is the in-memory engine (reference §20.1): process-local history
-// lost on restart, with Aviso's per-subject and subject-count limits, and
-// node-local live fan-out through a Hub. Unlike Aviso's single global
-// counter, sequences are dense per stream (topic base): 1, 2, 3, … for
-// each. Timestamps are the UTC store time, non-decreasing per stream.
+// Memory is the in-memory engine (Aviso's backends, docs/operations.md):
+// process-local history lost on restart, with Aviso's per-subject and
+// subject-count limits, and node-local live fan-out through a Hub. Unlike
+// Aviso's single global counter, sequences are dense per stream (topic base):
+// 1, 2, 3, … for each. Timestamps are the UTC store time, non-decreasing per
+// stream.
 //
 // Each stream has its own lock, so publishes to different streams run in
 // parallel; history reads take the stream's lock for one page at a time.

@@ -18,7 +18,8 @@ import (
 )
 
 // AdminDeleteResponse is the body of DELETE
-// /api/v1/admin/notification/{notification_id} (reference §15).
+// /api/v1/admin/notification/{notification_id} (Aviso's admin endpoints,
+// docs/api.md).
 type AdminDeleteResponse struct {
 	Success        bool   `json:"success"`
 	Message        string `json:"message"`

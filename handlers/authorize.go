@@ -7,9 +7,9 @@ import (
 	"net/http"
 )
 
-// authorizeStream runs the stream check of reference §13 for the request
-// and answers the refusal itself; it reports whether the request may
-// proceed.
+// authorizeStream runs the stream check of Aviso's auth rules (docs/auth.md)
+// for the request and answers the refusal itself; it reports whether the
+// request may proceed.
 func (h *Handlers) authorizeStream(w http.ResponseWriter, r *http.Request, set *Settings, s *notification.Schema, op auth.Operation) bool {
 	if e := set.Auth.DecideStream(s.Name, auth.IdentityFrom(r.Context()), op); e != nil {
 		auth.WriteError(w, r, set.Auth.Direct, e)

@@ -12,9 +12,10 @@ import (
 	"herald/notification"
 )
 
-// NotifyResponse is the body of a successful notify (reference §3),
-// plus herald's notification_id: the stored notification's CloudEvent id
-// (`<event_type>@<sequence>`), as the session's notify reply carries it.
+// NotifyResponse is the body of a successful notify (Aviso's notify,
+// docs/api.md), plus herald's notification_id: the stored notification's
+// CloudEvent id (`<event_type>@<sequence>`), as the session's notify reply
+// carries it.
 type NotifyResponse struct {
 	Status         string `json:"status"`
 	RequestID      string `json:"request_id"`
@@ -47,13 +48,13 @@ func (h *Handlers) Notify(w http.ResponseWriter, r *http.Request) {
 	obs.setSchema(s)
 	if err := req.CheckNoEnd("/notification"); err != nil {
 		// Refused before `point` and before authorisation, as aviso-server
-		// does (reference §3 step 0).
+		// does (Aviso's notify, docs/api.md step 0).
 		writeRequestError(w, r, notifyEndpoint, err)
 		return
 	}
 	if _, ok := req.Identifier[notification.FieldPoint]; ok {
-		// `point` is refused before authorisation (reference §3 step 1);
-		// Schema.Notify checks it first and owns the message.
+		// `point` is refused before authorisation (Aviso's notify, docs/api.md
+		// step 1); Schema.Notify checks it first and owns the message.
 		_, err := s.Notify(req.Identifier, req.Payload)
 		writeRequestError(w, r, notifyEndpoint, err)
 		return

@@ -9,8 +9,8 @@ import (
 
 var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
-// TestParsePipeline checks the order and codes of reference §2 on the
-// three endpoints.
+// TestParsePipeline checks the order and codes of Aviso's request parsing
+// (docs/api.md) on the three endpoints.
 func TestParsePipeline(t *testing.T) {
 	s := startServer(t, testConfig, nil)
 	cases := []struct {

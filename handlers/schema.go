@@ -7,12 +7,13 @@ import (
 	"herald/session"
 )
 
-// SchemaList serves GET /api/v1/schema (reference §16).
+// SchemaList serves GET /api/v1/schema (Aviso's schema endpoints, docs/api.md).
 func (h *Handlers) SchemaList(w http.ResponseWriter, r *http.Request) {
 	httperr.WriteJSON(w, http.StatusOK, session.SchemaList(h.Registry()))
 }
 
-// SchemaGet serves GET /api/v1/schema/{event_type} (reference §16).
+// SchemaGet serves GET /api/v1/schema/{event_type} (Aviso's schema endpoints,
+// docs/api.md).
 func (h *Handlers) SchemaGet(w http.ResponseWriter, r *http.Request) {
 	reg := h.Registry()
 	name := pathParam(r, "event_type")

@@ -13,7 +13,7 @@ import (
 	"herald/stream"
 )
 
-// SSE event names (reference §5.2).
+// SSE event names (Aviso's Server-Sent Events, docs/api.md).
 const (
 	EventLive    = "live-notification"
 	EventReplay  = "replay"
@@ -147,7 +147,7 @@ func (s *sseWriter) json(name string, v any) error {
 // sseTime formats a control-event timestamp: second-precision UTC.
 func sseTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05Z") }
 
-// Control-event bodies (reference §5.2).
+// Control-event bodies (Aviso's Server-Sent Events, docs/api.md).
 type (
 	connectionEstablished struct {
 		Type                         string `json:"type"`
@@ -211,9 +211,9 @@ type (
 	}
 )
 
-// Close reasons and their fixed messages (reference §5.2). These three
-// are the only reasons the aviso client accepts in connection-closing:
-// any other ends its listener for good.
+// Close reasons and their fixed messages (Aviso's Server-Sent Events,
+// docs/api.md). These three are the only reasons the aviso client accepts in
+// connection-closing: any other ends its listener for good.
 const (
 	ReasonEndOfStream = "end_of_stream"
 	ReasonMaxDuration = "max_duration_reached"

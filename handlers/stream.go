@@ -124,9 +124,9 @@ func (h *Handlers) writeSetupError(w http.ResponseWriter, r *http.Request, ep en
 		Message: "the stream could not be set up", Details: "subscription setup failed", Topic: &topic, RequestID: id})
 }
 
-// sseSink is the SSE transport of one watch or replay: it renders what
-// the runner hands it as Server-Sent Events (reference §5) and writes the
-// stream's end as connection-closing.
+// sseSink is the SSE transport of one watch or replay: it renders what the
+// runner hands it as Server-Sent Events (Aviso's Server-Sent Events,
+// docs/api.md) and writes the stream's end as connection-closing.
 type sseSink struct {
 	h       *Handlers
 	w       http.ResponseWriter

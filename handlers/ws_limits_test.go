@@ -8,8 +8,8 @@ import (
 	"herald/configs"
 )
 
-// The tests of session protocol §8 "the server never sends a frame above
-// max_frame_bytes", with a small limit.
+// The tests of the session protocol's rule (docs/sessions.md) "the server
+// never sends a frame above max_frame_bytes", with a small limit.
 
 // frameLimit is max_frame_bytes in these tests.
 const frameLimit = 4096

@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// TestSessionCreateSubscriptionPins: CREATE SUBSCRIPTION takes its
-// identifier from the top-level AND conditions of WHERE (session protocol
-// §4), so the protocol's own example works on an event type with a
-// required field; the topic narrows, the whole WHERE still selects, and a
+// TestSessionCreateSubscriptionPins: CREATE SUBSCRIPTION takes its identifier
+// from the top-level AND conditions of WHERE (the session protocol,
+// docs/sessions.md), so the protocol's own example works on an event type with
+// a required field; the topic narrows, the whole WHERE still selects, and a
 // required field WHERE does not pin is an error with its position.
 func TestSessionCreateSubscriptionPins(t *testing.T) {
 	s := startServer(t, wsConfig, nil)

@@ -137,10 +137,10 @@ func (e *Engine) configured(name string) bool {
 }
 
 // Delete removes notification seq from the stream named after stream
-// uppercased (reference §15); engine.ErrNotFound when the stream is
-// missing (or not herald's) or does not hold seq, an error wrapping
-// ErrInvalidName, without asking the server, when stream cannot name a
-// JetStream stream.
+// uppercased (Aviso's admin endpoints, docs/api.md); engine.ErrNotFound when
+// the stream is missing (or not herald's) or does not hold seq, an error
+// wrapping ErrInvalidName, without asking the server, when stream cannot name
+// a JetStream stream.
 func (e *Engine) Delete(ctx context.Context, stream string, seq uint64) (err error) {
 	defer e.observe(engine.OpDeleteMessage, time.Now(), &err)
 	if err := e.check(ctx, "delete"); err != nil {

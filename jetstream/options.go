@@ -10,7 +10,8 @@ import (
 	"herald/topic"
 )
 
-// Defaults of Options; the Aviso ones come from reference §19/§20.3.
+// Defaults of Options; the Aviso ones are Aviso's config defaults
+// (docs/configuration.md).
 const (
 	// DefaultConnectTimeout bounds one startup connection attempt
 	// (timeout_seconds).
@@ -368,7 +369,7 @@ func isLoopback(host string) bool {
 }
 
 // StreamName is the JetStream stream of a topic base: the base
-// ASCII-uppercased (reference §20.2: Weather_v2 → WEATHER_V2).
+// ASCII-uppercased (as Aviso's backends do: Weather_v2 → WEATHER_V2).
 func StreamName(base string) string {
 	b := []byte(base)
 	for i, c := range b {

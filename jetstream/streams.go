@@ -119,9 +119,9 @@ func limit(n int64) int64 {
 	return n
 }
 
-// streamConfig is the configuration herald wants for a base's stream
-// (reference §20.2): subjects <base> and <base>.>, the policy's limits,
-// deduplication, direct gets, and the herald marker.
+// streamConfig is the configuration herald wants for a base's stream (Aviso's
+// backends, docs/operations.md): subjects <base> and <base>.>, the policy's
+// limits, deduplication, direct gets, and the herald marker.
 func (e *Engine) streamConfig(base string, p StreamPolicy) jetstream.StreamConfig {
 	cfg := jetstream.StreamConfig{
 		Name:              StreamName(base),

@@ -18,7 +18,7 @@ import (
 
 // Message headers written by Publish. The spatial metadata keys of
 // geo.Geometry.Metadata (spatial_bbox, spatial_geometry,
-// spatial_point_cloud) are headers as well, as in Aviso (reference §9.4).
+// spatial_point_cloud) are headers as well, as in Aviso's spatial metadata.
 const (
 	// HeaderEventType holds the notification's event type when it is not
 	// the one the stream's base implies (its schema's name, or the base
@@ -66,12 +66,13 @@ func wireSubject(tokens []string) string {
 
 // wireFilter returns the narrowest NATS subject filter of a pattern: its
 // wire-encoded literals with '*' for wildcards. It matches exactly the
-// subjects with as many tokens as the pattern whose literals are equal,
-// which is what topic.Pattern.Match requires, so it never excludes a
-// match; constraints and spatial filters still run afterwards. (It is
-// narrower than the reference's coarse filter (reference §10.1), which
-// ends in ">" and so also matches longer subjects, and which misses the
-// bare base subject that a one-token pattern selects.)
+// subjects with as many tokens as the pattern whose literals are equal, which
+// is what topic.Pattern.Match requires, so it never excludes a match;
+// constraints and spatial filters still run afterwards. (It is narrower than
+// the reference's coarse filter (Aviso's subject encoding,
+// docs/architecture.md), which ends in ">" and so also matches longer
+// subjects, and which misses the bare base subject that a one-token pattern
+// selects.)
 func wireFilter(p topic.Pattern) string {
 	b := make([]byte, 0, 64)
 	for i, t := range p {

@@ -1,5 +1,5 @@
 // Package metrics owns herald's Prometheus metrics: one registry per
-// server holding the aviso-server series of reference §18 under their
+// server holding aviso-server's series (docs/operations.md) under their
 // names and labels and herald's own (herald_*), the Go and process
 // collectors, the HTTP request middleware, and the listener that serves
 // /metrics. The packages that do the work report through small observer
@@ -83,7 +83,7 @@ const (
 type Metrics struct {
 	reg *prometheus.Registry
 
-	// Aviso's series (reference §18).
+	// Aviso's series (aviso-server's metrics, docs/operations.md).
 	buildInfo      *prometheus.GaugeVec
 	httpRequests   *prometheus.CounterVec
 	httpDuration   *prometheus.HistogramVec

@@ -21,13 +21,13 @@ const ContentTypeJSON = "application/json"
 
 var nullPayload = []byte("null")
 
-// Notify validates and canonicalises a notify request against s
-// (reference §3): the reserved `point` is refused, undeclared keys are
+// Notify validates and canonicalises a notify request against s (Aviso's
+// notify, docs/api.md): the reserved `point` is refused, undeclared keys are
 // refused, every declared field must be present, each value is coerced and
 // canonicalised by its handler, the payload requirement is checked, and the
-// subject is built from base and key_order. Errors are *ValidationError.
-// For an event type with a payload codec the payload is decoded through
-// it (NotifyContext).
+// subject is built from base and key_order. Errors are *ValidationError. For
+// an event type with a payload codec the payload is decoded through it
+// (NotifyContext).
 func (s *Schema) Notify(ident map[string]json.RawMessage, payload json.RawMessage) (*Notification, error) {
 	return s.NotifyContext(context.Background(), ident, payload)
 }
@@ -298,14 +298,13 @@ func (s *Schema) fieldList() string {
 	return strings.Join(names, ", ")
 }
 
-// Filter validates a watch or replay identifier against s (reference §4.3)
-// for op (OpWatch or OpReplay, named in messages) and compiles it into a
-// Filter: exact tokens for scalar values, wildcards for absent optional
-// fields and for constrained fields (with the constraint evaluated on the
-// token), and the spatial filter. A key the schema does not declare is
-// refused, as aviso-server 0.13 does, so that a typo never widens a
-// subscription; schema-less event types take any key. Run CheckSpatial
-// first.
+// Filter validates a watch or replay identifier against s (Aviso's watch and
+// replay, docs/api.md) for op (OpWatch or OpReplay, named in messages) and
+// compiles it into a Filter: exact tokens for scalar values, wildcards for
+// absent optional fields and for constrained fields (with the constraint
+// evaluated on the token), and the spatial filter. A key the schema does not
+// declare is refused, as aviso-server 0.13 does, so that a typo never widens a
+// subscription; schema-less event types take any key. Run CheckSpatial first.
 func (s *Schema) Filter(ident map[string]json.RawMessage, op string) (*Filter, error) {
 	if s.Generic {
 		values := make(map[string]string, len(ident))
@@ -364,7 +363,7 @@ func (s *Schema) Filter(ident map[string]json.RawMessage, op string) (*Filter, e
 				return nil, invalid(fd.Name, "%v", err)
 			}
 			if fd.Pos == 0 {
-				// Not routed: the constraint can never match (§4.4).
+				// Not routed: the constraint can never match (Aviso's watch and replay).
 				f.Constraints = append(f.Constraints, TokenConstraint{Pos: len(f.Pattern), Field: fd.Name, Constraint: cons})
 				continue
 			}

@@ -36,10 +36,10 @@ func newCETemplate(baseURL, eventType string) ceTemplate {
 	return t
 }
 
-// CloudEvent renders a stored notification as the CloudEvent JSON of
-// reference §6 (keys in alphabetical order, one line). The event type is
-// recovered from the subject's base; a base with no schema is rendered as
-// a generic event type named after the base.
+// CloudEvent renders a stored notification as the CloudEvent JSON of Aviso's
+// CloudEvent form (docs/api.md; keys in alphabetical order, one line). The
+// event type is recovered from the subject's base; a base with no schema is
+// rendered as a generic event type named after the base.
 func (r *Registry) CloudEvent(n *Notification, seq uint64, at time.Time) ([]byte, error) {
 	s, err := r.schemaOf(n, seq)
 	if err != nil {
@@ -217,7 +217,7 @@ func appendPayload(b, p []byte) []byte {
 }
 
 // AppendTime appends t in UTC as RFC 3339 with "Z" and a fraction of 3, 6
-// or 9 digits, omitted when zero (reference §6).
+// or 9 digits, omitted when zero (Aviso's CloudEvents, docs/api.md).
 func AppendTime(b []byte, t time.Time) []byte {
 	t = t.UTC()
 	b = t.AppendFormat(b, "2006-01-02T15:04:05")

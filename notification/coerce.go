@@ -24,14 +24,14 @@ var (
 	ErrArrayValue = errors.New("value is an array; a string, number or boolean is required")
 )
 
-// Coerce turns one JSON identifier value into the text its handler
-// validates (reference §3): a string gives its value, a number its text as
-// Aviso's serde_json prints the parsed number (see CoerceNumberText), true
+// Coerce turns one JSON identifier value into the text its handler validates
+// (Aviso's notify, docs/api.md): a string gives its value, a number its text
+// as Aviso's serde_json prints the parsed number (see CoerceNumberText), true
 // and false give "true" and "false". null, objects and arrays give
-// ErrNullValue, ErrObjectValue and ErrArrayValue. Text that is not one
-// valid JSON value is an error, and so are strings that serde_json rejects
-// although Go's encoding/json accepts them (invalid UTF-8, unpaired UTF-16
-// surrogate escapes).
+// ErrNullValue, ErrObjectValue and ErrArrayValue. Text that is not one valid
+// JSON value is an error, and so are strings that serde_json rejects although
+// Go's encoding/json accepts them (invalid UTF-8, unpaired UTF-16 surrogate
+// escapes).
 func Coerce(raw json.RawMessage) (string, error) {
 	v := coerceTrimSpace(raw)
 	if len(v) == 0 {

@@ -11,7 +11,8 @@ import (
 	"strings"
 )
 
-// constraintOp is a compiled constraint operator (reference §8).
+// constraintOp is a compiled constraint operator (Aviso's constraint objects,
+// docs/api.md).
 type constraintOp uint8
 
 const (

@@ -10,10 +10,10 @@ import (
 	"unicode"
 )
 
-// This file parses the replay cursors of watch and replay requests
-// (reference §4.2): sequence cursors (from_id, to_id) and date cursors
-// (from_date, to_date). The errors start with "sequence" or "date" and the
-// quoted value, say what is wrong and how to fix it, but do not name the
+// This file parses the replay cursors of watch and replay requests (Aviso's
+// watch and replay, docs/api.md): sequence cursors (from_id, to_id) and date
+// cursors (from_date, to_date). The errors start with "sequence" or "date" and
+// the quoted value, say what is wrong and how to fix it, but do not name the
 // field; callers add the field name and turn them into ValidationErrors.
 
 // ParseSequence parses a sequence cursor: a decimal unsigned 64-bit number
@@ -112,7 +112,7 @@ var (
 )
 
 // ParseDate parses a date cursor in the exact order of the reference
-// (§4.2), which uses Rust's chrono:
+// (Aviso's watch and replay), which uses Rust's chrono:
 //
 //  1. Surrounding whitespace is trimmed; nothing left is an error.
 //  2. '-' followed only by digits is rejected (negative Unix timestamps).

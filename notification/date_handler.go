@@ -15,14 +15,14 @@ const (
 )
 
 // DateHandler validates calendar dates and prints them in the configured
-// canonical_format (reference §7). It reads the inputs the way Aviso does
-// with chrono's NaiveDate::parse_from_str, trying "%Y-%m-%d", then
-// "%Y%m%d", then "%Y-%j" (day of year): so besides YYYY-MM-DD, YYYYMMDD
-// and YYYY-DDD it accepts what chrono accepts for those patterns, such as
-// unpadded fields ("2025-7-6"), whitespace before a number, and a sign
-// before the year. Unlike Aviso, years outside 0000-9999 are rejected, so
-// that every canonical value has four year digits and reads back as
-// itself.
+// canonical_format (Aviso's identifier handlers, docs/configuration.md). It
+// reads the inputs the way Aviso does with chrono's NaiveDate::parse_from_str,
+// trying "%Y-%m-%d", then "%Y%m%d", then "%Y-%j" (day of year): so besides
+// YYYY-MM-DD, YYYYMMDD and YYYY-DDD it accepts what chrono accepts for those
+// patterns, such as unpadded fields ("2025-7-6"), whitespace before a number,
+// and a sign before the year. Unlike Aviso, years outside 0000-9999 are
+// rejected, so that every canonical value has four year digits and reads back
+// as itself.
 type DateHandler struct {
 	format string
 }

@@ -2,14 +2,13 @@ package notification
 
 import "herald/codec/types"
 
-// Public returns the schema as the schema API shows it (reference §16):
-// payload ({"required": bool}, or nil without a payload block; for a
-// typed payload also its codec, the codec's wire format and media type,
-// the internal schema as SHOW CREATE text, its fingerprint and the
-// formats a watcher may ask for) and every
-// identifier field with its type, required flag, handler keys (unset
-// optional keys as nil) and description when configured. Topic, storage
-// policy, auth and the replay cap stay hidden.
+// Public returns the schema as the schema API shows it (Aviso's schema
+// endpoints, docs/api.md): payload ({"required": bool}, or nil without a
+// payload block; for a typed payload also its codec, the codec's wire format
+// and media type, the internal schema as SHOW CREATE text, its fingerprint and
+// the formats a watcher may ask for) and every identifier field with its type,
+// required flag, handler keys (unset optional keys as nil) and description
+// when configured. Topic, storage policy, auth and the replay cap stay hidden.
 func (s *Schema) Public() map[string]any {
 	ident := make(map[string]any, len(s.Fields))
 	for _, f := range s.Fields {

@@ -11,11 +11,11 @@ import (
 	"herald/configs"
 )
 
-// EnumHandler accepts one of a configured list of values, ignoring case,
-// and canonicalises to the input lowercased (reference §7): configured
-// "West" with input "WEST" gives "west". Lowercasing follows Rust's
-// str::to_lowercase (Unicode lowercase mapping, "İ" → "i̇", and a
-// word-final "Σ" → "ς").
+// EnumHandler accepts one of a configured list of values, ignoring case, and
+// canonicalises to the input lowercased (Aviso's identifier handlers,
+// docs/configuration.md): configured "West" with input "WEST" gives "west".
+// Lowercasing follows Rust's str::to_lowercase (Unicode lowercase mapping, "İ"
+// → "i̇", and a word-final "Σ" → "ς").
 type EnumHandler struct {
 	values  []string            // as configured
 	allowed map[string]struct{} // lowercased

@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// ParseKind classifies a request that could not be parsed (reference §2).
+// ParseKind classifies a request that could not be parsed (Aviso's request
+// parsing, docs/api.md).
 type ParseKind uint8
 
 // Parse failure kinds, in pipeline order.
@@ -30,7 +31,7 @@ func (k ParseKind) Code() string {
 	}
 }
 
-// ParseError is a request body that failed the parse pipeline of §2.
+// ParseError is a request body that failed the parse pipeline (docs/api.md).
 type ParseError struct {
 	Kind ParseKind
 	// Detail is the innermost cause.
@@ -50,7 +51,7 @@ func (e *ParseError) Error() string {
 }
 
 // UnknownEventTypeError is a request naming an event type that is not
-// configured while the schema is strict (reference §12.2).
+// configured while the schema is strict (Aviso's error bodies, docs/api.md).
 type UnknownEventTypeError struct {
 	EventType string
 	// Configured lists the configured event types, sorted.

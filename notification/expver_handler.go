@@ -7,11 +7,12 @@ import (
 	"herald/configs"
 )
 
-// ExpverHandler canonicalises experiment versions (reference §7): a value
-// that parses as an unsigned 32-bit integer (Rust's u32 rules: an optional
-// "+" and ASCII digits) is zero-padded to at least four digits ("1" →
-// "0001", "12345" unchanged); anything else is lowercased ("PROD" →
-// "prod", "-1" stays "-1"). An empty value takes the configured default.
+// ExpverHandler canonicalises experiment versions (Aviso's identifier
+// handlers, docs/configuration.md): a value that parses as an unsigned 32-bit
+// integer (Rust's u32 rules: an optional "+" and ASCII digits) is zero-padded
+// to at least four digits ("1" → "0001", "12345" unchanged); anything else is
+// lowercased ("PROD" → "prod", "-1" stays "-1"). An empty value takes the
+// configured default.
 type ExpverHandler struct {
 	def          *string // as configured
 	defCanonical string

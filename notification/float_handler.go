@@ -12,15 +12,15 @@ import (
 	"herald/configs"
 )
 
-// FloatHandler accepts finite 64-bit floats, optionally inside an
-// inclusive range (reference §7). It parses with Rust's f64::from_str
-// rules and prints the shortest decimal that reads back as the same
-// float, never in exponent notation and without a trailing ".0" (Rust's
-// Display): "42.50" → "42.5", "1e1" → "10", "1e-7" → "0.0000001",
-// "-0.0" → "-0". This is strconv.FormatFloat(v, 'f', -1, 64) except where
-// two shortest decimals are equally close to the float: Go then picks the
-// even last digit and Rust the larger magnitude (755384079777038.25 prints
-// as "755384079777038.3", Go would print "…038.2"); herald prints Rust's.
+// FloatHandler accepts finite 64-bit floats, optionally inside an inclusive
+// range (Aviso's identifier handlers, docs/configuration.md). It parses with
+// Rust's f64::from_str rules and prints the shortest decimal that reads back
+// as the same float, never in exponent notation and without a trailing ".0"
+// (Rust's Display): "42.50" → "42.5", "1e1" → "10", "1e-7" → "0.0000001",
+// "-0.0" → "-0". This is strconv.FormatFloat(v, 'f', -1, 64) except where two
+// shortest decimals are equally close to the float: Go then picks the even
+// last digit and Rust the larger magnitude (755384079777038.25 prints as
+// "755384079777038.3", Go would print "…038.2"); herald prints Rust's.
 type FloatHandler struct {
 	hasRange bool
 	min, max float64

@@ -9,10 +9,10 @@ import (
 	"herald/configs"
 )
 
-// IntHandler accepts signed 64-bit integers, optionally inside an
-// inclusive range, and canonicalises them to plain decimal (reference §7):
-// "007" → "7", "+3" → "3", "-0" → "0". It parses with Rust's i64 rules:
-// an optional sign and ASCII digits, nothing else.
+// IntHandler accepts signed 64-bit integers, optionally inside an inclusive
+// range, and canonicalises them to plain decimal (Aviso's identifier handlers,
+// docs/configuration.md): "007" → "7", "+3" → "3", "-0" → "0". It parses with
+// Rust's i64 rules: an optional sign and ASCII digits, nothing else.
 type IntHandler struct {
 	hasRange bool
 	min, max int64

@@ -282,9 +282,9 @@ func numericCollection(t types.Type) bool {
 
 // Breaks returns why records stored under internal schema from cannot be
 // read as schema to, as the evolution verdict of a schema change judges
-// it (spec 002: a position is forever, retire a field by making it
-// optional): the backward verdict of package evolve for a reader that
-// goes by field name with a STRICT schema (the stored encoding is keyed
+// it (docs/codecs.md, "Evolution on reload": never delete a field,
+// retire it by making it optional): the backward verdict of package
+// evolve for a reader that goes by field name with a STRICT schema (the stored encoding is keyed
 // by name), which refuses a dropped or renamed field, a new required
 // field, and every type change that does not widen. Empty when the
 // change is compatible.

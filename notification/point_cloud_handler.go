@@ -8,10 +8,10 @@ import (
 	"herald/geo"
 )
 
-// PointCloudHandler is the handler of the reserved point_cloud identifier:
-// an ordered list of [lat,lon] points sent by publishers and stored as
-// spatial metadata, never in the subject (reference §7, §9.2). It is
-// immutable and safe for concurrent use.
+// PointCloudHandler is the handler of the reserved point_cloud identifier: an
+// ordered list of [lat,lon] points sent by publishers and stored as spatial
+// metadata, never in the subject (Aviso's identifier handlers,
+// docs/configuration.md). It is immutable and safe for concurrent use.
 type PointCloudHandler struct {
 	maxPoints int
 }

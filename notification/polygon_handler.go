@@ -7,9 +7,10 @@ import (
 	"herald/geo"
 )
 
-// PolygonHandler is the handler of the reserved polygon identifier: a
-// closed ring, latitude first, stored as spatial metadata (reference §7,
-// §9). It is stateless and safe for concurrent use.
+// PolygonHandler is the handler of the reserved polygon identifier: a closed
+// ring, latitude first, stored as spatial metadata (Aviso's identifier
+// handlers, docs/configuration.md). It is stateless and safe for concurrent
+// use.
 type PolygonHandler struct{}
 
 // NewPolygonHandler returns the polygon handler; it has no settings.

@@ -273,9 +273,9 @@ func (r *Registry) Schema(eventType string) (*Schema, bool) {
 	return s, ok
 }
 
-// ResolveStream maps an event-type name (exact, else ASCII
-// case-insensitive) to its topic base; any other name is returned as is.
-// Admin endpoints use it to accept event-type aliases (reference §15).
+// ResolveStream maps an event-type name (exact, else ASCII case-insensitive)
+// to its topic base; any other name is returned as is. Admin endpoints use it
+// to accept event-type aliases (Aviso's admin endpoints, docs/api.md).
 func (r *Registry) ResolveStream(name string) string {
 	if s, ok := r.schemas[name]; ok {
 		return s.Base

@@ -158,8 +158,8 @@ func TestGenericFallback(t *testing.T) {
 
 // TestNamesNeverNil: with no schema configured the event type list is
 // empty, not nil, so that the schema list and the unknown-event-type error
-// carry "event_types": [] / "configured_event_types": [] (reference §12,
-// §16); pyaviso's client.schema() fails to decode null.
+// carry "event_types": [] / "configured_event_types": [] (Aviso's error and
+// schema bodies, docs/api.md); pyaviso's client.schema() fails to decode null.
 func TestNamesNeverNil(t *testing.T) {
 	for _, yaml := range []string{
 		"application: {host: 127.0.0.1, port: 0}\nnotification_backend: {kind: in_memory}\n",

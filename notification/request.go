@@ -12,8 +12,9 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Request is the body shared by notify, watch and replay (reference §2),
-// plus the optional replay end cursors of [N] 0.13.
+// Request is the body shared by notify, watch and replay (Aviso's
+// request parsing, docs/api.md), plus the optional replay end cursors of
+// aviso-server 0.13.
 type Request struct {
 	EventType string
 	// Identifier maps each key to its raw JSON value. It is never nil.
@@ -39,12 +40,12 @@ var requestFields = map[string]bool{
 	"payload": true, "to_id": true, "to_date": true, "where": true, "format": true,
 }
 
-// ParseRequest runs the parse pipeline of reference §2 on a request body:
-// JSON syntax (InvalidJSON: the whole body is checked first, strictly:
-// valid UTF-8, no lone surrogates, no trailing data), unknown top-level
-// keys (UnknownField, checked before the shape), then the shape of each
-// field (InvalidShape). It returns a *ParseError on failure. Raw values in
-// the result alias body.
+// ParseRequest runs the parse pipeline of Aviso's request parsing
+// (docs/api.md) on a request body: JSON syntax (InvalidJSON: the whole body is
+// checked first, strictly: valid UTF-8, no lone surrogates, no trailing data),
+// unknown top-level keys (UnknownField, checked before the shape), then the
+// shape of each field (InvalidShape). It returns a *ParseError on failure. Raw
+// values in the result alias body.
 func ParseRequest(body []byte) (*Request, error) {
 	return parseRequest(body, requestFields, requestAllowed)
 }

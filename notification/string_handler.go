@@ -6,8 +6,9 @@ import (
 	"herald/configs"
 )
 
-// StringHandler accepts any non-empty string unchanged, optionally no
-// longer than max_length UTF-8 bytes (reference §7).
+// StringHandler accepts any non-empty string unchanged, optionally no longer
+// than max_length UTF-8 bytes (Aviso's identifier handlers,
+// docs/configuration.md).
 type StringHandler struct {
 	maxLength int // 0 when unset
 }

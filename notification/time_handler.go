@@ -7,9 +7,10 @@ import (
 	"herald/configs"
 )
 
-// TimeHandler canonicalises times of day to four-digit HHMM (reference §7):
-// "H" or "HH" (hours 0-23) becomes HH00, "H:MM" or "HH:MM" becomes HHMM,
-// and four digits HHMM are kept as they are once checked.
+// TimeHandler canonicalises times of day to four-digit HHMM (Aviso's
+// identifier handlers, docs/configuration.md): "H" or "HH" (hours 0-23)
+// becomes HH00, "H:MM" or "HH:MM" becomes HHMM, and four digits HHMM are kept
+// as they are once checked.
 type TimeHandler struct{}
 
 // NewTimeHandler builds a TimeHandler; it has no options.

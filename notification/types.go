@@ -93,8 +93,8 @@ type Filter struct {
 	Spatial geo.SpatialFilter
 }
 
-// Match reports whether a notification with the given decoded subject
-// tokens and geometry passes the filter (reference §4.4).
+// Match reports whether a notification with the given decoded subject tokens
+// and geometry passes the filter (Aviso's watch and replay, docs/api.md).
 func (f *Filter) Match(tokens []string, g *geo.Geometry) bool {
 	if !f.Pattern.Match(tokens) {
 		return false

@@ -281,8 +281,8 @@ func alertMembers(region string, severity int, payload string) string {
 	return a[1 : len(a)-1]
 }
 
-// defaultLimits are the limits of §8 (and the producer defaults and the
-// request size) when the configuration sets none.
+// defaultLimits are the limits of the session block (and the producer
+// defaults and the request size) when the configuration sets none.
 var defaultLimits = map[string]any{
 	"max_subscriptions": 32.0, "max_producers": 32.0, "max_producer_bytes": 33554432.0, "producer_credit": 16.0,
 	"producer_max_batch": 1000.0, "session_queue_frames": 16.0, "max_frame_events": 256.0, "max_frame_bytes": 4194304.0,

@@ -13,7 +13,7 @@ import (
 	"testing"
 )
 
-// sendMessages are the requests of the protocol (session protocol §2-§7),
+// sendMessages are the requests of the protocol (docs/sessions.md),
 // in the order of handlers' opNames: the messages of operation send.
 var sendMessages = []string{"auth", "ping", "schema", "notify", "subscribe", "unsubscribe", "replay", "execute", "open_producer", "publish", "close_producer"}
 
@@ -279,7 +279,7 @@ func TestAsyncAPIDocumentIs30(t *testing.T) {
 		t.Errorf("only %d schemas are shared with openapi.json", shared)
 	}
 
-	// The welcome frame lists every limit of §8 (and the producer
+	// The welcome frame lists every limit of the session block (and the producer
 	// defaults and the request size).
 	limits := schemas["Limits"].(map[string]any)
 	wantLimits := []string{"max_subscriptions", "max_producers", "max_producer_bytes", "producer_credit", "producer_max_batch",
@@ -310,7 +310,7 @@ func TestAsyncAPIDocumentIs30(t *testing.T) {
 			t.Errorf("%s.%s enum %v, want %v", c.schema, c.prop, got, c.want)
 		}
 	}
-	// Every reply code of §2, and the HTTP API's codes only as
+	// Every reply code of the protocol, and the HTTP API's codes only as
 	// openapi.json lists them.
 	codes := schemas["ReplyErrorCode"].(map[string]any)["enum"].([]any)
 	for _, c := range []string{"INVALID_NOTIFICATION_REQUEST", "INVALID_WATCH_REQUEST", "INVALID_REPLAY_REQUEST", "UNKNOWN_EVENT_TYPE",

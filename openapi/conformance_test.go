@@ -290,9 +290,9 @@ func TestStreamLimitAnswersMatchDocument(t *testing.T) {
 	}
 }
 
-// TestHandlerAuthAnswersMatchDocument checks the answers the handlers
-// write after authentication: the per-stream decisions of the role matrix
-// (reference §13) and the ECPDS outcomes (§14), each on the routes that
+// TestHandlerAuthAnswersMatchDocument checks the answers the handlers write
+// after authentication: the per-stream decisions of the role matrix (Aviso's
+// auth rules, docs/auth.md) and the ECPDS outcomes, each on the routes that
 // can give it.
 func TestHandlerAuthAnswersMatchDocument(t *testing.T) {
 	writeOn := func(write func(w http.ResponseWriter, r *http.Request), tg target) *httptest.ResponseRecorder {

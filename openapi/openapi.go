@@ -1,8 +1,9 @@
 // Package openapi owns herald's OpenAPI 3.1 document (openapi.json,
 // embedded in the binary), the AsyncAPI 3.0 document of the WebSocket
 // session protocol (asyncapi.json, embedded too), the self-contained HTML
-// page that documents the HTTP API from the first, and the JSON Schema
-// check of answers and session frames against them. It serves the
+// page that documents the HTTP API from the first, the pages of the
+// guides (package docs, given to Guides as a file system), and the JSON
+// Schema check of answers and session frames against them. It serves the
 // documents and the page as plain http.HandlerFuncs; routing belongs to
 // package api. It must not import other herald packages: the
 // document describes the API, it does not depend on the code serving it.

@@ -47,6 +47,10 @@ var routes = []route{
 	{"HEAD", "/console/", []string{"200", "304"}},
 	{"GET", "/console/{file}", []string{"200", "304", "404"}},
 	{"HEAD", "/console/{file}", []string{"200", "304", "404"}},
+	{"GET", "/docs/", []string{"200"}},
+	{"HEAD", "/docs/", []string{"200"}},
+	{"GET", "/docs/{file}", []string{"200", "404"}},
+	{"HEAD", "/docs/{file}", []string{"200", "404"}},
 	{"GET", "/api/v1/schema", []string{"200"}},
 	{"HEAD", "/api/v1/schema", []string{"200"}},
 	{"GET", "/api/v1/schema/{event_type}", []string{"200", "404"}},
@@ -80,11 +84,13 @@ var publicRoutes = map[string]bool{
 	"HEAD /api-docs/openapi.json": true, "HEAD /api-docs/asyncapi.json": true,
 	"HEAD /swagger-ui": true, "HEAD /swagger-ui/": true,
 	"HEAD /console": true, "HEAD /console/": true, "HEAD /console/{file}": true,
+	"HEAD /docs/": true, "HEAD /docs/{file}": true,
 	"HEAD /api/v1/schema": true, "HEAD /api/v1/schema/{event_type}": true, "HEAD /schema/{event_type}": true,
 	"GET /": true, "GET /health": true, "GET /ready": true,
 	"GET /api-docs/openapi.json": true, "GET /api-docs/asyncapi.json": true,
 	"GET /swagger-ui": true, "GET /swagger-ui/": true,
 	"GET /console": true, "GET /console/": true, "GET /console/{file}": true,
+	"GET /docs/": true, "GET /docs/{file}": true,
 	"GET /api/v1/schema": true, "GET /api/v1/schema/{event_type}": true, "GET /schema/{event_type}": true,
 }
 
@@ -415,13 +421,13 @@ func TestErrorCodes(t *testing.T) {
 	doc := loadDoc(t)
 	codes := doc["components"].(map[string]any)["schemas"].(map[string]any)["ErrorCode"].(map[string]any)["enum"]
 	want := []any{
-		// reference §12.2
+		// Aviso's error bodies (docs/api.md)
 		"INVALID_JSON", "UNKNOWN_FIELD", "INVALID_REQUEST_SHAPE", "UNKNOWN_EVENT_TYPE",
 		"INVALID_NOTIFICATION_REQUEST", "INVALID_WATCH_REQUEST", "INVALID_REPLAY_REQUEST",
 		"UNAUTHORIZED", "FORBIDDEN",
 		// herald
 		"REQUEST_TIMEOUT", "PAYLOAD_TOO_LARGE", "TOO_MANY_STREAMS",
-		// reference §12.2
+		// Aviso's error bodies (docs/api.md)
 		"NOTIFICATION_PROCESSING_FAILED", "NOTIFICATION_STORAGE_FAILED",
 		"SSE_STREAM_INITIALIZATION_FAILED", "INTERNAL_ERROR", "SERVICE_UNAVAILABLE",
 		// herald: routing, decompression, authentication, sessions, reload

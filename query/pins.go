@@ -6,14 +6,14 @@ import (
 	"strconv"
 )
 
-// This file derives a watch identifier from a compiled predicate, for
-// the session statement CREATE SUBSCRIPTION, which has no identifier of
-// its own (session protocol §4): the predicate's top-level AND
-// conditions that pin a routed field become identifier values and
-// constraint objects. The identifier is used together with the whole
-// predicate, so it only has to select every notification the predicate
-// selects; each mapping below selects exactly what its condition
-// selects, so the topic narrows without losing anything.
+// This file derives a watch identifier from a compiled predicate, for the
+// session statement CREATE SUBSCRIPTION, which has no identifier of its own
+// (the session protocol, docs/sessions.md): the predicate's top-level AND
+// conditions that pin a routed field become identifier values and constraint
+// objects. The identifier is used together with the whole predicate, so it
+// only has to select every notification the predicate selects; each mapping
+// below selects exactly what its condition selects, so the topic narrows
+// without losing anything.
 
 // Pins returns the identifier the predicate's top-level AND conditions
 // pin, keyed by field name, each value as a watch request would carry it:

@@ -112,11 +112,11 @@ type Record interface {
 	StoredPayload() (payload []byte, contentType string)
 }
 
-// This file compiles WHERE predicates (session protocol §5): boolean
-// expressions over a notification's identifier, typed by the schema's
-// handlers, with SQL's three-valued logic. A predicate is compiled once,
-// when a subscription or watch is created, and evaluated on every
-// notification afterwards without allocating.
+// This file compiles WHERE predicates (the session protocol,
+// docs/sessions.md): boolean expressions over a notification's identifier,
+// typed by the schema's handlers, with SQL's three-valued logic. A predicate
+// is compiled once, when a subscription or watch is created, and evaluated on
+// every notification afterwards without allocating.
 
 // WhereError is a predicate that does not compile: Pos is the byte
 // offset in the predicate text where the problem is, Line and Column its

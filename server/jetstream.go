@@ -79,7 +79,8 @@ func JetStreamOptions(cfg *configs.Config) (jetstream.Options, error) {
 	return o, nil
 }
 
-// policyOverride maps a schema's storage_policy (reference §20.2).
+// policyOverride maps a schema's storage_policy (Aviso's backends,
+// docs/operations.md).
 func policyOverride(sp *configs.StoragePolicy) (jetstream.PolicyOverride, error) {
 	var p jetstream.PolicyOverride
 	if sp.RetentionTime != nil {

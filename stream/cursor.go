@@ -8,8 +8,9 @@ import (
 	"herald/notification"
 )
 
-// Cursors are a request's validated start and end points (reference
-// §4.2; the end cursors are [N] §21.14). Nil fields are absent.
+// Cursors are a request's validated start and end points (Aviso's
+// watch and replay cursors, docs/api.md; the end cursors are aviso-server
+// 0.13's to_id and to_date). Nil fields are absent.
 type Cursors struct {
 	FromSeq  *uint64
 	FromDate *time.Time

@@ -6,13 +6,13 @@
 // subjects that match a pattern. It imports no other herald package and
 // knows nothing about schemas, storage or transports.
 //
-// Encoding (reference §10.1): each token is encoded on its own; only '.',
-// '*', '>' and '%' are reserved and become %2E, %2A, %3E and %25 (uppercase
-// hex). Everything else, Unicode included, passes through. Decoding is
-// strict and single-pass: every '%' must be followed by two hex digits and
-// the result must be valid UTF-8. Like the reference, decoding accepts
-// lowercase hex digits and escapes of unreserved bytes ("%2e", "%41"), but
-// encoding always produces the canonical form, so
+// Encoding (Aviso's subject encoding, docs/architecture.md): each token is
+// encoded on its own; only '.', '*', '>' and '%' are reserved and become %2E,
+// %2A, %3E and %25 (uppercase hex). Everything else, Unicode included, passes
+// through. Decoding is strict and single-pass: every '%' must be followed by
+// two hex digits and the result must be valid UTF-8. Like the reference,
+// decoding accepts lowercase hex digits and escapes of unreserved bytes
+// ("%2e", "%41"), but encoding always produces the canonical form, so
 // EncodeToken(DecodeToken(s)) equals s only for canonical input.
 package topic
 

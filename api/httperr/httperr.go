@@ -1,8 +1,8 @@
 // Package httperr owns herald's JSON error model on HTTP: the Aviso error
-// bodies (reference §12.1), the JSON response writer every endpoint and
-// middleware answers with, and the request id carried in a request's
-// context. It is a leaf: it imports no herald package, so that both api
-// (middleware) and handlers (endpoints) use it without importing each
+// bodies (Aviso's error bodies, docs/api.md), the JSON response writer every
+// endpoint and middleware answers with, and the request id carried in a
+// request's context. It is a leaf: it imports no herald package, so that both
+// api (middleware) and handlers (endpoints) use it without importing each
 // other. It must not grow routing, endpoint or classification logic.
 package httperr
 
@@ -13,8 +13,8 @@ import (
 	"strings"
 )
 
-// ErrorBody is the Aviso error body of request-path failures (reference
-// §12.1).
+// ErrorBody is the Aviso error body of request-path failures (docs/api.md,
+// "Errors").
 type ErrorBody struct {
 	Code    string `json:"code"`
 	Error   string `json:"error"`
@@ -25,8 +25,9 @@ type ErrorBody struct {
 	RequestID string  `json:"request_id"`
 }
 
-// UnknownEventTypeBody is the body of UNKNOWN_EVENT_TYPE (reference §12.1):
-// it lists the configured event types instead of `details`.
+// UnknownEventTypeBody is the body of UNKNOWN_EVENT_TYPE (Aviso's error
+// bodies, docs/api.md): it lists the configured event types instead of
+// `details`.
 type UnknownEventTypeBody struct {
 	Code                 string   `json:"code"`
 	Error                string   `json:"error"`
@@ -36,7 +37,7 @@ type UnknownEventTypeBody struct {
 }
 
 // AuthErrorBody is the body of authentication, authorisation and
-// admission failures (reference §12.1): no `details`.
+// admission failures (Aviso's error bodies, docs/api.md): no `details`.
 type AuthErrorBody struct {
 	Code      string `json:"code"`
 	Error     string `json:"error"`

@@ -12,7 +12,7 @@ import (
 
 // This file reads identifier arguments (`class=od`, `step>=6`,
 // `class=od,rd`, `step=6..12`) and maps them to the identifier values
-// and Aviso constraint objects of a request (reference §8):
+// and Aviso constraint objects of a request (docs/api.md):
 //
 //	key=value    the value (a scalar, matched exactly)
 //	key=a,b,c    {"in": [a, b, c]}       Int, Float and Enum fields

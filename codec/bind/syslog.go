@@ -7,7 +7,7 @@ import (
 	"herald/codec/types"
 )
 
-// The SYSLOG field contract (codec-notes §3.1): the fields a target schema
+// The SYSLOG field contract (docs/codecs.md): the fields a target schema
 // may declare, each with its exact type and optionality.
 var syslogContract = []struct {
 	name     string

@@ -61,7 +61,8 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// TestFNV1a32 pins protoarray's ids (spec 002 and codec-notes §6).
+// TestFNV1a32 pins protoarray's ids (the FNV-1a ids of docs/codecs.md,
+// "Fingerprints").
 func TestFNV1a32(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"{id:number,name:string}", "030d98ef"},

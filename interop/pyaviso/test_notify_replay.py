@@ -16,7 +16,7 @@ UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 PROCESSED_AT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
 # What is sent, and the identifier every reader must get back: canonical
-# values, all strings (reference §6, §7).
+# values, all strings (as Aviso writes its CloudEvents; docs/api.md).
 SENT = [
     (
         {"class": "od", "expver": "1", "domain": "g", "date": "2025-07-06", "time": "12", "stream": "enfo", "step": 12},

@@ -5,7 +5,7 @@
 // value, or a batch container of member values, with object members in
 // the order a KeyOrder gives.
 //
-// The value models follow jaq's (codec-notes §2) with herald's documented
+// The value models follow jaq's (docs/codecs.md) with herald's documented
 // decisions: strict JSON; YAML through yaml.Node with jaq's scalar
 // resolution; one TOML document; XML elements as {t, a, c} objects with
 // entities decoded on read and escaped on write; CBOR data items. Numbers

@@ -21,7 +21,7 @@ import (
 // only (declaration, DOCTYPE, comments and PIs around it are skipped, a
 // second root is an error; a payload without an element holds no value).
 //
-// herald's decisions (codec-notes §2.1): entity and character references
+// herald's decisions (docs/codecs.md): entity and character references
 // are decoded on read and text and attribute values are escaped on write,
 // so a STRING field cannot inject markup (jaq keeps both verbatim); CDATA
 // reads as text, merged with adjacent text; only UTF-8 is accepted.

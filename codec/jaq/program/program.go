@@ -12,7 +12,7 @@
 // loader.
 //
 // Where gojq differs from jaq (the engine Nervix embeds, whose behaviour
-// the spec describes), herald decides as follows (codec-notes §2.4):
+// the spec describes), herald decides as follows (docs/codecs.md):
 //
 //   - Object member order: gojq sorts keys; herald writes objects in the
 //     order of the program's object literals, then the internal schema's

@@ -84,7 +84,7 @@ func TestVectors(t *testing.T) {
 		internal, wire, payload string
 		want                    result
 	}{
-		// §5 rows 1–10: integers
+		// Golden rows 1–10: integers
 		{"U8", "integer", `{"x":255}`, result{row: `{"x":255}`, wire: `{"x":255}`}},
 		{"U8", "U8", `{"x":256}`, result{err: "OUT_OF_RANGE: field x: integer is outside the range of U8 (at byte 8)"}},
 		{"U8", "integer", `{"x":-1}`, result{err: "OUT_OF_RANGE: field x: integer is outside the range of U8 (at byte 7)"}},

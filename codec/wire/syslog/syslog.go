@@ -1,7 +1,7 @@
 // Package syslog owns the SYSLOG wire format, the predefined singleton
 // wire schema: a hand-written RFC 5424 parser with the RFC 3164 fallback,
 // the RFC 5424 encoder and the batch frame, all under the SYSLOG field
-// contract (codec-notes §3): facility, severity, timestamp, hostname,
+// contract (docs/codecs.md): facility, severity, timestamp, hostname,
 // app_name, proc_id, msg_id, structured_data (the exact text) and message.
 //
 // It must not depend on a syslog library or a transport: framing (octet
