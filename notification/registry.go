@@ -106,7 +106,7 @@ func NewRegistry(cfg *configs.Config) (*Registry, error) {
 // (the codec exists and decodes; a field that fills an identifier is not
 // SENSITIVE and has a type the identifier can take).
 func NewRegistryWith(cfg *configs.Config, opts RegistryOptions) (*Registry, error) {
-	cache := payload.NewCache(opts.Codecs, opts.CodecsFailed, codec.Options{Workers: opts.Workers, Logger: opts.Logger})
+	cache := payload.NewCache(opts.Codecs, opts.CodecsFailed, codec.Options{Workers: opts.Workers, Logger: opts.Logger}, opts.History)
 	r := &Registry{
 		schemas:    map[string]*Schema{},
 		byBase:     map[string]*Schema{},

@@ -42,6 +42,10 @@ type RegistryOptions struct {
 	// reported on their own): the event types naming a payload codec are
 	// compiled without their typed payload, for the other checks only.
 	CodecsFailed bool
+	// History is the registry of past payload schemas, with which typed
+	// records written under an event type's earlier schema are decoded;
+	// nil knows none (such records are read under the current schema).
+	History *payload.History
 }
 
 // TypedPayload is the payload type of an event type whose payload block
@@ -356,7 +360,7 @@ func (s *Schema) CloudEventView(n *Notification, seq uint64, at time.Time, v *Vi
 		case !stored:
 			why = "the record was stored before event type '" + s.Name + "' had its payload codec: it holds opaque JSON, which format '" + v.Name() + "' cannot show"
 		default:
-			out, err := v.AppendPayload(b, n.Payload)
+			out, err := v.AppendPayload(b, n.Payload, n.ContentType)
 			if err == nil {
 				return out
 			}

@@ -120,6 +120,8 @@ type TypedPayload struct {
 	names []string
 	row   *View
 	pool  sync.Pool // *decodeState
+	// history is the registry of past schemas records are decoded with.
+	history *History
 	// bufs recycles the column buffers of the batches decode builds
 	// (records releases each before it returns).
 	bufs bufferPool
@@ -157,19 +159,23 @@ func (p *TypedPayload) Formats() []string { return append([]string(nil), p.names
 // Cache compiles each codec of a catalog once per registry. It is not
 // safe for concurrent use: a registry is compiled by one goroutine.
 type Cache struct {
-	cat    *catalog.Catalog
-	opts   codec.Options
-	done   map[string]*codec.Codec
-	errs   map[string]error
-	failed bool // the codecs block did not load
+	cat     *catalog.Catalog
+	opts    codec.Options
+	done    map[string]*codec.Codec
+	errs    map[string]error
+	failed  bool // the codecs block did not load
+	history *History
 }
 
 // NewCache returns the codec cache of catalog cat (nil when there is no
 // codecs block). failed says the codecs block did not load: Failed
 // reports it, and the event types naming a codec are then compiled
 // without their typed payload.
-func NewCache(cat *catalog.Catalog, failed bool, opts codec.Options) *Cache {
-	return &Cache{cat: cat, opts: opts, failed: failed, done: map[string]*codec.Codec{}, errs: map[string]error{}}
+//
+// history is the registry of past schemas the typed payloads built with
+// the cache decode old records with; nil knows none.
+func NewCache(cat *catalog.Catalog, failed bool, opts codec.Options, history *History) *Cache {
+	return &Cache{cat: cat, opts: opts, failed: failed, history: history, done: map[string]*codec.Codec{}, errs: map[string]error{}}
 }
 
 // Failed reports whether the codecs block did not load.
@@ -238,8 +244,8 @@ func New(eventType string, idents []Ident, name string, cache *Cache) (*TypedPay
 	if c.DecodeErr != nil {
 		return nil, fmt.Errorf("%s: codec %s cannot decode (it declares no ON INGESTION transformation), so notify could not read payloads through it", where, q)
 	}
-	p := &TypedPayload{eventType: eventType, codec: c, schema: c.Schema, enc: store.NewEncoder(c.Schema)}
-	p.fingerprint = types.FingerprintOf(types.CreateSchema(c.Schema))
+	p := &TypedPayload{eventType: eventType, codec: c, schema: c.Schema, enc: store.NewEncoder(c.Schema), history: cache.history}
+	p.fingerprint = Fingerprint(c.Schema)
 	p.contentType = store.ContentType(p.fingerprint.ID64)
 	for _, f := range idents {
 		i := c.Schema.Index(f.Name)
@@ -335,6 +341,9 @@ type View struct {
 	ext       []byte
 	sensitive func(types.Field) bool
 	pool      sync.Pool // *viewState
+	// projections holds, by writer fingerprint, the projection of rows
+	// written under a past schema (*projection).
+	projections sync.Map
 }
 
 type viewState struct {
@@ -378,11 +387,21 @@ func (v *View) state() *viewState {
 // rather than failing them all.
 const renderRetry = 5 * time.Second
 
-// AppendPayload appends the view of one stored row as the JSON value of
-// the CloudEvent's data.payload.
-func (v *View) AppendPayload(dst, stored []byte) ([]byte, error) {
-	st := v.state()
-	defer v.pool.Put(st)
+// AppendPayload appends the view of one stored row, whose content type
+// is contentType, as the JSON value of the CloudEvent's data.payload. A
+// row written under a past schema the History knows is decoded with it
+// and projected onto the view's schema by field name (see projection);
+// any other row is read by name as it is.
+func (v *View) AppendPayload(dst, stored []byte, contentType string) ([]byte, error) {
+	rowEnc := v.rowEnc
+	var st *viewState
+	if pr := v.projectionFor(contentType); pr != nil {
+		st, rowEnc = pr.state(v), pr.rowEnc
+		defer pr.pool.Put(st)
+	} else {
+		st = v.state()
+		defer v.pool.Put(st)
+	}
 	if err := st.dec.Decode(stored, st.b); err != nil {
 		_, _ = st.b.NewRecordBatch() // drop the abandoned row
 		return dst, err
@@ -393,7 +412,7 @@ func (v *View) AppendPayload(dst, stored []byte) ([]byte, error) {
 	}
 	defer rec.Release()
 	if v.codec == nil {
-		return v.rowEnc.AppendRow(dst, rec, 0)
+		return rowEnc.AppendRow(dst, rec, 0)
 	}
 	out, err := v.encode(rec)
 	if err != nil {

@@ -93,6 +93,7 @@ func (s *Server) reload(ctx context.Context, opts ReloadOptions) (*ReloadReport,
 	if err := s.buildStreams(ctx, p); err != nil {
 		return nil, err
 	}
+	s.activateSchemas(ctx, p.old, p.rt)
 	return s.applyReload(p), nil
 }
 
@@ -131,7 +132,7 @@ func (s *Server) checkReload(cfg *configs.Config, opts ReloadOptions) (*reloadPl
 		for i := range payloads {
 			payloads[i].Forced = !payloads[i].Compatible
 		}
-		s.log.Warn("configuration reload forced over breaking payload schema changes: the records stored under the previous schemas that the new ones cannot read are delivered with a null payload and the reason in heraldpayloaderror",
+		s.log.Warn("configuration reload forced over breaking payload schema changes: the records stored under the previous schemas are read with the schema that wrote them and projected onto the new ones by field name",
 			"trigger", opts.Trigger, "config", s.opts.ConfigPath, "breaks", refused)
 	}
 	return &reloadPlan{old: old, cfg: cfg, rt: rt, diff: diffConfigs(old.Config, cfg), payloads: payloads}, nil
