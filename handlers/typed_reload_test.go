@@ -82,8 +82,8 @@ func subEnds(t *testing.T, c *wsClient, want ...string) (ends map[string]string,
 
 // TestTypedEvolutionOnReload: a payload schema changed by a reload is
 // judged with the evolution verdict. A compatible change (an added
-// OPTIONAL field) applies: the streams that asked for a format end with
-// schema_changed, the row view's keep going, and the records stored
+// OPTIONAL field) applies: every stream of the event type ends with
+// schema_changed, and the records stored
 // under the old schema replay in the row view and in a format with the
 // new field null. A breaking change (F64 to STRING) is refused with a
 // 409 naming the event type, the codec and the reason, nothing applied,
@@ -149,22 +149,32 @@ func TestTypedEvolutionOnReload(t *testing.T) {
 	fp2 := fingerprint()
 	if r.Status != http.StatusOK || fp2 == fp1 ||
 		jsonString(r.Body["payload_schemas"]) != `[{"breaks":[],"codec":"reading_json","compatible":true,"event_type":"r","fingerprint":"`+fp2+`","forced":false,"previous_codec":"reading_json","previous_fingerprint":"`+fp1+`"}]` ||
-		jsonString(r.Body["changed"]) != `[]` || r.Body["streams_ended"] != float64(2) ||
+		jsonString(r.Body["changed"]) != `[]` || r.Body["streams_ended"] != float64(4) ||
 		r.Body["fingerprint"] == r.Body["previous_fingerprint"] || jsonString(r.Body["settings_changed"]) != `[]` {
 		t.Fatalf("compatible reload: %d %s", r.Status, r.Raw)
 	}
-	if ev := avro.skipBeats(wait); ev.Name != "connection-closing" || ev.Data["reason"] != "end_of_stream" || ev.Data["cause"] != "schema_changed" || ev.Data["resume_from_id"] != "2" {
-		t.Fatalf("format watcher after a compatible change: %s %s", ev.Name, ev.Raw)
+	// The rule checked here: a compatible payload schema change ends every
+	// stream of the event type, the row view's as well as those that
+	// asked for a format, since a stream keeps the schema it opened with
+	// and only a new one shows the new schema. On SSE the end is the
+	// connection-closing event with reason end_of_stream (the aviso
+	// client accepts it and reconnects) and herald's precise cause; a
+	// WebSocket subscription ends with schema_changed.
+	for _, st := range []*sse{avro, rows} {
+		if ev := st.skipBeats(wait); ev.Name != "connection-closing" || ev.Data["reason"] != "end_of_stream" || ev.Data["cause"] != "schema_changed" || ev.Data["resume_from_id"] != "2" {
+			t.Fatalf("watcher after a compatible change: %s %s", ev.Name, ev.Raw)
+		}
+		st.expectEnd(wait)
 	}
-	avro.expectEnd(wait)
-	if ends, evs := subEnds(t, c, "avro"); ends["avro"] != `schema_changed "r@2"` || len(evs) != 0 {
-		t.Fatalf("format subscription after a compatible change: %v %v", ends, evs)
+	if ends, evs := subEnds(t, c, "avro", "rows"); ends["avro"] != `schema_changed "r@2"` || ends["rows"] != `schema_changed "r@2"` || len(evs) != 0 {
+		t.Fatalf("subscriptions after a compatible change: %v %v", ends, evs)
 	}
 
-	// The row view's streams go on, in the schema they opened with (the
-	// new field is not in it); a new stream has it.
+	// Streams opened again show the new schema.
+	rows = watch(`{"event_type":"r","identifier":{}}`)
+	c.ok("subscribe", `"name":"rows","event_type":"r"`)
 	s.notify(t, `{"event_type":"r","identifier":{},"payload":{"station":"s1","step":2,"temperature":22,"humidity":0.25}}`)
-	if ev := rows.skipBeats(wait); ev.Data["id"] != "r@2" || payloadText(t, ev.Raw) != `{"station":"s1","step":2,"temperature":22}` {
+	if ev := rows.skipBeats(wait); ev.Data["id"] != "r@2" || payloadText(t, ev.Raw) != `{"station":"s1","step":2,"temperature":22,"humidity":0.25}` {
 		t.Fatalf("row watcher after a compatible change: %s", ev.Raw)
 	}
 	if ids, _ := c.collect("rows", 1); ids[0] != "r@2" {

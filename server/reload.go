@@ -189,16 +189,14 @@ func (s *Server) applyReload(p *reloadPlan) *ReloadReport {
 	for _, name := range d.changed {
 		ended += s.h.EndStreams(name, stream.SchemaChanged)
 	}
-	// A compatible payload schema change ends the streams that asked for
-	// a format (their codec's output follows the schema); the row view's
-	// keep the schema they opened with, which reads the new records by
-	// name. A forced breaking change ends them all.
+	// Any payload schema change, compatible or forced, ends every stream
+	// of the event type, the row view's too: a stream shows the records
+	// in the schema it opened with, and a client learns of the new one
+	// only by reconnecting (SSE ends with connection-closing reason
+	// end_of_stream and cause schema_changed, which the aviso client
+	// reconnects on; a WebSocket subscription ends with schema_changed).
 	for _, c := range p.payloads {
-		if c.Compatible {
-			ended += s.h.EndFormatStreams(c.EventType, stream.SchemaChanged)
-		} else {
-			ended += s.h.EndStreams(c.EventType, stream.SchemaChanged)
-		}
+		ended += s.h.EndStreams(c.EventType, stream.SchemaChanged)
 	}
 	if old.ECPDS != nil && old.ECPDS != rt.ECPDS {
 		retired := old.ECPDS
