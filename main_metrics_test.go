@@ -285,6 +285,9 @@ func testMetricsScrape(t *testing.T, backend string) {
 	defer w2.Body.Close()
 	waitValue(t, murl, "aviso_sse_connections_active", "route=/api/v1/watch,event_type=forecast", 2)
 	waitValue(t, murl, "herald_watchers_open", "transport=sse", 2)
+	// The session gauge counts open subscriptions by event type and
+	// transport: here two SSE watchers of forecast, none of diss.
+	waitValue(t, murl, "herald_session_subscriptions", "event_type=forecast,transport=sse", 2)
 	waitValue(t, murl, "aviso_sse_unique_users_active", "route=/api/v1/watch", 1)
 
 	// A WebSocket session: a live subscription, then a notify through it.
@@ -319,6 +322,8 @@ func testMetricsScrape(t *testing.T, backend string) {
 	}
 	waitValue(t, murl, "herald_sessions_open", "transport=websocket", 1)
 	waitValue(t, murl, "herald_watchers_open", "transport=websocket", 1)
+	waitValue(t, murl, "herald_session_subscriptions", "event_type=forecast,transport=websocket", 1)
+	waitValue(t, murl, "herald_session_subscriptions", "event_type=forecast,transport=sse", 2)
 	send(`{"id":2,"op":"notify","event_type":"forecast","identifier":{"region":"europe","step":6}}`)
 	// The live event may come before or after the notify's reply (the
 	// reply waits for the backend's acknowledgement; the event for the
@@ -342,10 +347,12 @@ func testMetricsScrape(t *testing.T, backend string) {
 	c.Close(websocket.StatusNormalClosure, "")
 	waitValue(t, murl, "herald_sessions_open", "transport=websocket", 0)
 	waitValue(t, murl, "herald_watchers_open", "transport=websocket", 0)
+	waitValue(t, murl, "herald_session_subscriptions", "event_type=forecast,transport=websocket", 0)
 	stop1()
 	waitValue(t, murl, "aviso_sse_connections_active", "route=/api/v1/watch,event_type=forecast", 1)
 	stop2()
 	waitValue(t, murl, "aviso_sse_connections_active", "route=/api/v1/watch,event_type=forecast", 0)
+	waitValue(t, murl, "herald_session_subscriptions", "event_type=forecast,transport=sse", 0)
 	waitValue(t, murl, "aviso_sse_unique_users_active", "route=/api/v1/watch", 0)
 
 	// ECPDS: rita may read CIP (fetched, then cached), not XYZ; nina has

@@ -68,10 +68,16 @@ type Memory struct {
 	// and never two stream locks at once.
 	evMu sync.Mutex
 	lru  subjectHeap
+
+	// schemas is the registry of past payload schemas (SchemaStore).
+	schemas schemaTable
 }
 
 // Engine conformance.
-var _ Engine = (*Memory)(nil)
+var (
+	_ Engine      = (*Memory)(nil)
+	_ SchemaStore = (*Memory)(nil)
+)
 
 // NewMemory returns an empty in-memory engine.
 func NewMemory(opts MemoryOptions) *Memory {

@@ -247,13 +247,6 @@ func (h *Handlers) EndStreams(eventType string, reason stream.Reason) int {
 	return h.running.End(eventType, stop) + h.running.End(stream.FormatKey(eventType), stop)
 }
 
-// EndFormatStreams ends the open streams of one event type that asked for
-// a payload format (a compatible payload schema change) with reason and
-// returns how many there were.
-func (h *Handlers) EndFormatStreams(eventType string, reason stream.Reason) int {
-	return h.running.End(stream.FormatKey(eventType), &stream.Stop{Reason: reason})
-}
-
 // Shutdown tells every open stream to end with `connection-closing`
 // reason `server_shutdown`. It returns at once; streams end promptly.
 func (h *Handlers) Shutdown() {

@@ -57,6 +57,7 @@ func TestOnJetStream(t *testing.T) {
 		{"TypedWatchLive", TestTypedWatchLive},
 		{"TypedWhereAndSessions", TestTypedWhereAndSessions},
 		{"TypedEvolutionOnReload", TestTypedEvolutionOnReload},
+		{"PastSchemasSurviveRestart", TestPastSchemasSurviveRestart},
 		{"PayloadTooLarge", TestPayloadTooLarge},
 	} {
 		t.Run(c.name, c.fn)

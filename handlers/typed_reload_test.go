@@ -82,15 +82,17 @@ func subEnds(t *testing.T, c *wsClient, want ...string) (ends map[string]string,
 
 // TestTypedEvolutionOnReload: a payload schema changed by a reload is
 // judged with the evolution verdict. A compatible change (an added
-// OPTIONAL field) applies: the streams that asked for a format end with
-// schema_changed, the row view's keep going, and the records stored
+// OPTIONAL field) applies: every stream of the event type ends with
+// schema_changed, and the records stored
 // under the old schema replay in the row view and in a format with the
 // new field null. A breaking change (F64 to STRING) is refused with a
 // 409 naming the event type, the codec and the reason, nothing applied,
-// and on SIGHUP too; forced, it applies, ends every stream of the event
-// type, and the old records that the new schema cannot read are
-// delivered with a null payload and the reason, and WHERE reads their
-// field as NULL. Removing the payload codec is breaking too.
+// and on SIGHUP too; forced, it applies and ends every stream of the
+// event type. The rule of the registry of past schemas: every schema
+// that wrote records is kept, so an old record is decoded with the
+// schema that wrote it and projected onto the current one by field name
+// rather than lost to a null payload; WHERE still reads a field of
+// another kind as NULL. Removing the payload codec is breaking too.
 func TestTypedEvolutionOnReload(t *testing.T) {
 	dir := t.TempDir()
 	defs := filepath.Join(dir, "defs.nspl")
@@ -147,22 +149,32 @@ func TestTypedEvolutionOnReload(t *testing.T) {
 	fp2 := fingerprint()
 	if r.Status != http.StatusOK || fp2 == fp1 ||
 		jsonString(r.Body["payload_schemas"]) != `[{"breaks":[],"codec":"reading_json","compatible":true,"event_type":"r","fingerprint":"`+fp2+`","forced":false,"previous_codec":"reading_json","previous_fingerprint":"`+fp1+`"}]` ||
-		jsonString(r.Body["changed"]) != `[]` || r.Body["streams_ended"] != float64(2) ||
+		jsonString(r.Body["changed"]) != `[]` || r.Body["streams_ended"] != float64(4) ||
 		r.Body["fingerprint"] == r.Body["previous_fingerprint"] || jsonString(r.Body["settings_changed"]) != `[]` {
 		t.Fatalf("compatible reload: %d %s", r.Status, r.Raw)
 	}
-	if ev := avro.skipBeats(wait); ev.Name != "connection-closing" || ev.Data["reason"] != "end_of_stream" || ev.Data["cause"] != "schema_changed" || ev.Data["resume_from_id"] != "2" {
-		t.Fatalf("format watcher after a compatible change: %s %s", ev.Name, ev.Raw)
+	// The rule checked here: a compatible payload schema change ends every
+	// stream of the event type, the row view's as well as those that
+	// asked for a format, since a stream keeps the schema it opened with
+	// and only a new one shows the new schema. On SSE the end is the
+	// connection-closing event with reason end_of_stream (the aviso
+	// client accepts it and reconnects) and herald's precise cause; a
+	// WebSocket subscription ends with schema_changed.
+	for _, st := range []*sse{avro, rows} {
+		if ev := st.skipBeats(wait); ev.Name != "connection-closing" || ev.Data["reason"] != "end_of_stream" || ev.Data["cause"] != "schema_changed" || ev.Data["resume_from_id"] != "2" {
+			t.Fatalf("watcher after a compatible change: %s %s", ev.Name, ev.Raw)
+		}
+		st.expectEnd(wait)
 	}
-	avro.expectEnd(wait)
-	if ends, evs := subEnds(t, c, "avro"); ends["avro"] != `schema_changed "r@2"` || len(evs) != 0 {
-		t.Fatalf("format subscription after a compatible change: %v %v", ends, evs)
+	if ends, evs := subEnds(t, c, "avro", "rows"); ends["avro"] != `schema_changed "r@2"` || ends["rows"] != `schema_changed "r@2"` || len(evs) != 0 {
+		t.Fatalf("subscriptions after a compatible change: %v %v", ends, evs)
 	}
 
-	// The row view's streams go on, in the schema they opened with (the
-	// new field is not in it); a new stream has it.
+	// Streams opened again show the new schema.
+	rows = watch(`{"event_type":"r","identifier":{}}`)
+	c.ok("subscribe", `"name":"rows","event_type":"r"`)
 	s.notify(t, `{"event_type":"r","identifier":{},"payload":{"station":"s1","step":2,"temperature":22,"humidity":0.25}}`)
-	if ev := rows.skipBeats(wait); ev.Data["id"] != "r@2" || payloadText(t, ev.Raw) != `{"station":"s1","step":2,"temperature":22}` {
+	if ev := rows.skipBeats(wait); ev.Data["id"] != "r@2" || payloadText(t, ev.Raw) != `{"station":"s1","step":2,"temperature":22,"humidity":0.25}` {
 		t.Fatalf("row watcher after a compatible change: %s", ev.Raw)
 	}
 	if ids, _ := c.collect("rows", 1); ids[0] != "r@2" {
@@ -195,7 +207,7 @@ func TestTypedEvolutionOnReload(t *testing.T) {
 	reason := `field temperature: old values of F64 cannot be read as STRING`
 	fp3 := types.FingerprintOf(types.CreateSchema(newTestCodecs(t, evolveDefs[2]).codec(t, "reading_json").Schema)).ID64
 	wantMsg := `the payload schema of event type 'r' (codec 'reading_json', fingerprint ` + fp2 + ` → ` + fp3 + `) changes incompatibly: records stored under the current schema could not be read under the new one: ` + reason +
-		`; nothing was applied (a forced reload applies it: POST /api/v1/admin/reload?force=true; the records that cannot be read are then delivered with a null payload and the reason in heraldpayloaderror)`
+		`; nothing was applied (a forced reload applies it: POST /api/v1/admin/reload?force=true; the records stored before are then read with the schema that wrote them, projected onto the new one by field name, a field it cannot read as null; a view that cannot show a record delivers a null payload and the reason in heraldpayloaderror)`
 	for _, body := range []string{"", `{"force":false}`} {
 		r = s.do(t, http.MethodPost, "/api/v1/admin/reload", body)
 		if r.Status != http.StatusConflict || r.Body["code"] != "RELOAD_REFUSED" ||
@@ -238,22 +250,34 @@ func TestTypedEvolutionOnReload(t *testing.T) {
 		t.Fatalf("the other event type's watcher: %s", ev.Raw)
 	}
 
-	// The old records the new schema cannot read: null payload and the
-	// reason, in every view; the new ones read.
+	// The old records are decoded with the schema that wrote them (kept in
+	// the registry of past schemas) and projected onto the new one by
+	// field name: in the row view every field keeps the value its writer
+	// stored; in a codec's view a field whose stored type the new schema
+	// cannot read is null, which a required field of the codec's output
+	// cannot be: that view shows the record's payload as null with the
+	// reason. The new record reads in every view.
 	s.notify(t, `{"event_type":"r","identifier":{},"payload":{"station":"s1","step":4,"temperature":"warm"}}`)
 	cs = newTestCodecs(t, evolveDefs[2])
 	newLine := `{"station":"s1","step":4,"temperature":"warm","humidity":null}`
+	oldRows := []string{
+		`{"station":"s1","step":1,"temperature":21.5,"humidity":null}`,
+		`{"station":"s1","step":2,"temperature":22,"humidity":0.25}`,
+		`{"station":"s1","step":3,"temperature":23.5,"humidity":null}`,
+	}
 	for _, format := range []string{"", "reading_json", "reading_avro"} {
-		name := format
-		if name == "" {
-			name = "json"
-		}
 		evs := s.replayAll(t, "r", format)
 		if len(evs) != 4 {
 			t.Fatalf("replay %q after the forced change: %d events", format, len(evs))
 		}
 		for i, ev := range evs[:3] {
-			if payloadText(t, ev.Raw) != "null" || ev.Data["heraldpayloaderror"] != "the stored record cannot be shown in format '"+name+"': field temperature: stored value cannot be read as STRING (the schema changed incompatibly) (at byte 39)" {
+			if format == "" {
+				if payloadText(t, ev.Raw) != oldRows[i] || ev.Data["heraldpayloaderror"] != nil {
+					t.Fatalf("replay of old record %d after the forced change: %s\nwant payload %s", i+1, ev.Raw, oldRows[i])
+				}
+				continue
+			}
+			if payloadText(t, ev.Raw) != "null" || ev.Data["heraldpayloaderror"] != "the stored record cannot be shown in format '"+format+"': field temperature: null in a required field" {
 				t.Fatalf("replay %q of old record %d after the forced change: %s", format, i+1, ev.Raw)
 			}
 		}
@@ -264,6 +288,20 @@ func TestTypedEvolutionOnReload(t *testing.T) {
 		if got := payloadText(t, evs[3].Raw); got != want || evs[3].Data["heraldpayloaderror"] != nil {
 			t.Fatalf("replay %q of the new record: %s", format, evs[3].Raw)
 		}
+	}
+	// The schema endpoint lists every version that wrote records, with
+	// the sequences written under each, in the order they became current.
+	r = s.do(t, http.MethodGet, "/api/v1/schema/r", "")
+	var vers []string
+	for _, v := range r.Body["payload_schemas"].([]any) {
+		m := v.(map[string]any)
+		vers = append(vers, jsonString([]any{m["fingerprint"], m["codec"], m["first_seq"], m["last_seq"], m["current"]}))
+		if !strings.HasPrefix(m["schema"].(string), "CREATE SCHEMA reading (") {
+			t.Fatalf("schema version text: %s", r.Raw)
+		}
+	}
+	if want := `["` + fp1 + `","reading_json",1,1,false] ["` + fp2 + `","reading_json",2,3,false] ["` + fp3 + `","reading_json",4,4,true]`; r.Status != http.StatusOK || strings.Join(vers, " ") != want {
+		t.Fatalf("schema versions: %d %s\nwant %s", r.Status, r.Raw, want)
 	}
 	// WHERE reads an old record's field of another kind as NULL.
 	for where, want := range map[string]string{
@@ -288,7 +326,7 @@ func TestTypedEvolutionOnReload(t *testing.T) {
 	r = s.reload(t, opaque)
 	if r.Status != http.StatusConflict || jsonString(r.Body["refused"]) != `["notification_schema.r.payload (codec reading_json): `+removed+`"]` ||
 		r.Body["message"] != `the payload schema of event type 'r' (codec 'reading_json', fingerprint `+fp3+`) changes incompatibly: records stored under the current schema could not be read under the new one: `+removed+
-			`; nothing was applied (a forced reload applies it: POST /api/v1/admin/reload?force=true; the records that cannot be read are then delivered with a null payload and the reason in heraldpayloaderror)` ||
+			`; nothing was applied (a forced reload applies it: POST /api/v1/admin/reload?force=true; the records stored before are then read with the schema that wrote them, projected onto the new one by field name, a field it cannot read as null; a view that cannot show a record delivers a null payload and the reason in heraldpayloaderror)` ||
 		fingerprint() != fp3 {
 		t.Fatalf("removing the codec: %d %s", r.Status, r.Raw)
 	}

@@ -108,6 +108,7 @@ type Metrics struct {
 	refused       *prometheus.CounterVec
 	publishTime   *prometheus.HistogramVec
 	watchersOpen  *prometheus.GaugeVec
+	subsOpen      *prometheus.GaugeVec
 	sessionsOpen  *prometheus.GaugeVec
 	liveDelivered *prometheus.CounterVec
 	streamEnds    *prometheus.CounterVec
@@ -258,6 +259,9 @@ func New(opts Options) *Metrics {
 		"Time from a notify request's arrival to the backend's acknowledgement, for the notifications stored (HTTP and WebSocket notify; not producer batches), by event type.",
 		prometheus.DefBuckets, "event_type")
 	m.watchersOpen = gauge("herald_watchers_open", "Watch and replay streams running: SSE streams (sse) and session subscriptions (websocket).", "transport")
+	m.subsOpen = gauge("herald_session_subscriptions",
+		"Open subscriptions, by event type and transport: SSE watch and replay streams (sse) and WebSocket session subscriptions (websocket).",
+		"event_type", "transport")
 	m.sessionsOpen = gauge("herald_sessions_open", "Client connections carrying streams: SSE streams (sse) and WebSocket sessions (websocket).", "transport")
 	m.liveDelivered = counter("herald_live_deliveries_total", "Live notifications handed to a stream's transport, by transport.", "transport")
 	m.streamEnds = counter("herald_stream_ends_total",
@@ -508,6 +512,7 @@ func (m *Metrics) Stream(transport, route, eventType, user string) *Stream {
 	s := &Stream{
 		m: m, route: route, eventType: eventType, user: user,
 		watchers:  m.watchersOpen.WithLabelValues(transport),
+		subs:      m.subsOpen.WithLabelValues(eventType, transport),
 		live:      m.liveDelivered.WithLabelValues(transport),
 		pages:     m.historyPages.WithLabelValues(transport),
 		transport: transport,
@@ -528,7 +533,7 @@ type Stream struct {
 	transport, route, eventType string
 	user                        string
 	sse                         bool
-	watchers, sessions          prometheus.Gauge
+	watchers, sessions, subs    prometheus.Gauge
 	live, pages, sent, errors   prometheus.Counter
 	opened                      time.Time
 }
@@ -537,6 +542,7 @@ type Stream struct {
 func (s *Stream) Opened() {
 	s.opened = time.Now()
 	s.watchers.Inc()
+	s.subs.Inc()
 	if !s.sse {
 		return
 	}
@@ -571,6 +577,7 @@ func (s *Stream) HistoryPage() { s.pages.Inc() }
 // Ended implements stream.Observer.
 func (s *Stream) Ended(reason string) {
 	s.watchers.Dec()
+	s.subs.Dec()
 	s.m.streamEnds.WithLabelValues(s.transport, reason).Inc()
 	if !s.sse {
 		return

@@ -56,12 +56,12 @@ func (s *Schema) NotifyContext(ctx context.Context, ident map[string]json.RawMes
 		}
 		if payload == nil {
 			return nil, &ValidationError{Field: "payload",
-				Message: "payload is required for event type '" + s.Name + "': it is typed by codec '" + p.codec.Name + "'",
+				Message: "payload is required for event type '" + s.Name + "': it is typed by codec '" + p.Codec() + "'",
 				Detail:  "payload is required"}
 		}
-		wire, err := p.unwrapJSON(payload)
+		wire, err := p.UnwrapJSON(payload)
 		if err != nil {
-			return nil, err
+			return nil, payloadErr(err)
 		}
 		ns, err := s.records(ctx, ident, wire, true)
 		if err != nil {

@@ -28,11 +28,11 @@ func (s *Schema) Public() map[string]any {
 	if p := s.Payload; p != nil {
 		payload = map[string]any{
 			"required":    true,
-			"codec":       p.codec.Name,
-			"format":      p.codec.Format.String(),
+			"codec":       p.Codec(),
+			"format":      p.Format().String(),
 			"media_type":  p.MediaType(),
-			"schema":      types.CreateSchema(p.schema),
-			"fingerprint": p.fingerprint.ID64,
+			"schema":      types.CreateSchema(p.Schema()),
+			"fingerprint": p.Fingerprint().ID64,
 			"formats":     p.Formats(),
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"herald/codec"
 	"herald/configs"
 	"herald/geo"
+	"herald/payload"
 	"herald/query"
 	"herald/topic"
 )
@@ -110,8 +111,7 @@ func NewRegistry(cfg *configs.Config) (*Registry, error) {
 // (the codec exists and decodes; a field that fills an identifier is not
 // SENSITIVE and has a type the identifier can take).
 func NewRegistryWith(cfg *configs.Config, opts RegistryOptions) (*Registry, error) {
-	cache := &codecCache{cat: opts.Codecs, failed: opts.CodecsFailed, opts: codec.Options{Workers: opts.Workers, Logger: opts.Logger},
-		done: map[string]*codec.Codec{}, errs: map[string]error{}}
+	cache := payload.NewCache(opts.Codecs, opts.CodecsFailed, codec.Options{Workers: opts.Workers, Logger: opts.Logger}, opts.History)
 	r := &Registry{
 		schemas:    map[string]*Schema{},
 		byBase:     map[string]*Schema{},
@@ -144,7 +144,7 @@ func NewRegistryWith(cfg *configs.Config, opts RegistryOptions) (*Registry, erro
 	return r, nil
 }
 
-func (r *Registry) compile(sc *configs.Schema, cache *codecCache) (*Schema, error) {
+func (r *Registry) compile(sc *configs.Schema, cache *payload.Cache) (*Schema, error) {
 	s := &Schema{
 		Name:          sc.Name,
 		Base:          sc.Name,
@@ -209,7 +209,7 @@ func (r *Registry) compile(sc *configs.Schema, cache *codecCache) (*Schema, erro
 	}
 	s.ce = newCETemplate(r.baseURL, s.Name)
 	s.ceFields = ceFieldOrder(s)
-	if sc.Payload != nil && sc.Payload.Codec != "" && !cache.failed {
+	if sc.Payload != nil && sc.Payload.Codec != "" && !cache.Failed() {
 		p, err := newTypedPayload(s, sc.Payload.Codec, cache)
 		if err != nil {
 			return nil, err

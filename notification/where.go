@@ -25,7 +25,7 @@ func (s *Schema) querySchema() *query.Schema {
 	s.qOnce.Do(func() {
 		q := &query.Schema{EventType: s.Name, Generic: s.Generic, NumberText: CoerceNumberText}
 		if s.Payload != nil {
-			q.Payload = s.Payload.schema
+			q.Payload = s.Payload.Schema()
 		}
 		for _, f := range s.Fields {
 			qf := query.Field{Name: f.Name, Pos: f.Pos, Spatial: f.Spatial()}

@@ -955,4 +955,14 @@ notification_schema:
 	r = send(t, l.ts.URL, "POST", path+"?force=true", nil, nil)
 	conform(t, r, "POST", path, 200)
 	sameAsExample(t, r, "POST", path, "payload_forced", fingerprints(r))
+	// The schema of a typed event type lists its payload schema versions,
+	// the three the reloads made current, the last in force.
+	r = send(t, l.ts.URL, "GET", "/api/v1/schema/sensor_reading", nil, nil)
+	conform(t, r, "GET", "/api/v1/schema/{event_type}", 200)
+	var sb struct {
+		Versions []struct{ Current bool } `json:"payload_schemas"`
+	}
+	if err := json.Unmarshal(r.body, &sb); err != nil || len(sb.Versions) != 3 || !sb.Versions[2].Current || sb.Versions[0].Current {
+		t.Fatalf("schema versions after the reloads: %s", r.body)
+	}
 }

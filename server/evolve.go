@@ -71,7 +71,7 @@ func breakingMessage(changes []PayloadChange) (msg string, refused []string) {
 			refused = append(refused, "notification_schema."+c.EventType+".payload (codec "+codec+"): "+b)
 		}
 	}
-	msg = strings.Join(parts, "; ") + "; nothing was applied (a forced reload applies it: POST /api/v1/admin/reload?force=true; the records that cannot be read are then delivered with a null payload and the reason in heraldpayloaderror)"
+	msg = strings.Join(parts, "; ") + "; nothing was applied (a forced reload applies it: POST /api/v1/admin/reload?force=true; the records stored before are then read with the schema that wrote them, projected onto the new one by field name, a field it cannot read as null; a view that cannot show a record delivers a null payload and the reason in heraldpayloaderror)"
 	return msg, refused
 }
 

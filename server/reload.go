@@ -93,6 +93,7 @@ func (s *Server) reload(ctx context.Context, opts ReloadOptions) (*ReloadReport,
 	if err := s.buildStreams(ctx, p); err != nil {
 		return nil, err
 	}
+	s.activateSchemas(ctx, p.old, p.rt)
 	return s.applyReload(p), nil
 }
 
@@ -131,7 +132,7 @@ func (s *Server) checkReload(cfg *configs.Config, opts ReloadOptions) (*reloadPl
 		for i := range payloads {
 			payloads[i].Forced = !payloads[i].Compatible
 		}
-		s.log.Warn("configuration reload forced over breaking payload schema changes: the records stored under the previous schemas that the new ones cannot read are delivered with a null payload and the reason in heraldpayloaderror",
+		s.log.Warn("configuration reload forced over breaking payload schema changes: the records stored under the previous schemas are read with the schema that wrote them and projected onto the new ones by field name",
 			"trigger", opts.Trigger, "config", s.opts.ConfigPath, "breaks", refused)
 	}
 	return &reloadPlan{old: old, cfg: cfg, rt: rt, diff: diffConfigs(old.Config, cfg), payloads: payloads}, nil
@@ -188,16 +189,14 @@ func (s *Server) applyReload(p *reloadPlan) *ReloadReport {
 	for _, name := range d.changed {
 		ended += s.h.EndStreams(name, stream.SchemaChanged)
 	}
-	// A compatible payload schema change ends the streams that asked for
-	// a format (their codec's output follows the schema); the row view's
-	// keep the schema they opened with, which reads the new records by
-	// name. A forced breaking change ends them all.
+	// Any payload schema change, compatible or forced, ends every stream
+	// of the event type, the row view's too: a stream shows the records
+	// in the schema it opened with, and a client learns of the new one
+	// only by reconnecting (SSE ends with connection-closing reason
+	// end_of_stream and cause schema_changed, which the aviso client
+	// reconnects on; a WebSocket subscription ends with schema_changed).
 	for _, c := range p.payloads {
-		if c.Compatible {
-			ended += s.h.EndFormatStreams(c.EventType, stream.SchemaChanged)
-		} else {
-			ended += s.h.EndStreams(c.EventType, stream.SchemaChanged)
-		}
+		ended += s.h.EndStreams(c.EventType, stream.SchemaChanged)
 	}
 	if old.ECPDS != nil && old.ECPDS != rt.ECPDS {
 		retired := old.ECPDS

@@ -33,6 +33,7 @@ import (
 	"herald/ecpds"
 	"herald/handlers"
 	"herald/notification"
+	"herald/payload"
 )
 
 // Runtime is everything a configuration decides that may change while
@@ -40,6 +41,10 @@ import (
 type Runtime struct {
 	// Config is the configuration it was built from.
 	Config *configs.Config
+	// History is the registry of past payload schemas the registry's
+	// typed payloads decode old records with: one per process, kept
+	// across reloads.
+	History *payload.History
 	// Fingerprint identifies the configuration (a hash of its loaded
 	// form, environment overrides included).
 	Fingerprint string
@@ -110,8 +115,13 @@ func NewRuntime(cfg *configs.Config, opts RuntimeOptions, reuse *Runtime) (*Runt
 	} else {
 		rt.Workers = workers.New(workers.Config{})
 	}
+	if reuse != nil && reuse.History != nil {
+		rt.History = reuse.History
+	} else {
+		rt.History = payload.NewHistory()
+	}
 	if rt.Registry, err = notification.NewRegistryWith(cfg, notification.RegistryOptions{Codecs: rt.Codecs,
-		Workers: rt.Workers, Logger: log.With("component", "codec"), CodecsFailed: codecsFailed}); err != nil {
+		Workers: rt.Workers, History: rt.History, Logger: log.With("component", "codec"), CodecsFailed: codecsFailed}); err != nil {
 		errs = append(errs, err)
 	}
 	if rt.Auth, err = auth.NewAuthenticator(auth.Options{Config: authConfig(cfg.Auth), HTTPClient: opts.HTTPClient,

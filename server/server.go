@@ -135,6 +135,8 @@ func New(ctx context.Context, cfg *configs.Config, opts Options) (*Server, error
 	}
 	s.h = handlers.New(hopts)
 	s.limits = api.NewStreamLimiter(rt.Limits)
+	s.loadHistory(ctx, rt)
+	s.activateSchemas(ctx, nil, rt)
 	s.install(rt)
 	s.describe(rt)
 	return s, nil

@@ -1,4 +1,4 @@
-package notification
+package payload
 
 import (
 	"math/bits"

@@ -1,19 +1,23 @@
-package notification
-
-// This file holds typed payloads: an event type whose payload block names
-// a codec (payload: {codec: NAME}) decodes every payload through it into
-// rows of the codec's internal schema, stores each row in the canonical
-// encoding of package codec/store (with the schema's fingerprint in the
-// content type), and renders stored rows in views: the JSON row view by
-// default, or the output of any codec whose internal schema the stored
-// rows can be read as (the `format` of a watch, replay or subscription).
+// Package payload is the typed-payload bridge between event types and the
+// codec core: an event type whose payload block names a codec (payload:
+// {codec: NAME}) decodes every payload through it into rows of the codec's
+// internal schema, stores each row in the canonical encoding of package
+// codec/store (with the schema's fingerprint in the content type), and
+// renders stored rows in views: the JSON row view by default, or the
+// output of any codec whose internal schema the stored rows can be read as
+// (the `format` of a watch, replay or subscription).
+//
+// It knows codecs and stored rows, not notifications: package
+// notification ties a TypedPayload to an event type's identifiers and
+// turns this package's errors into its validation errors.
+package payload
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,6 +25,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"herald/codec"
 	"herald/codec/catalog"
@@ -33,27 +38,7 @@ import (
 	"herald/codec/types"
 	"herald/codec/values"
 	wjson "herald/codec/wire/json"
-	"herald/codec/workers"
-	"herald/configs"
 )
-
-// RegistryOptions are what a registry with typed payloads needs besides
-// the configuration.
-type RegistryOptions struct {
-	// Codecs is the compiled codec catalog (the codecs block); nil when
-	// there is none, and then no event type may name a payload codec.
-	Codecs *catalog.Catalog
-	// Workers runs the programs of JAQ-backed codecs; share one per
-	// process. nil gives each codec a pool of its own.
-	Workers *workers.Pool
-	// Logger receives the jq evaluator's messages at trace level (they
-	// may quote payload values); nil discards them.
-	Logger *slog.Logger
-	// CodecsFailed says the codecs block did not load (its errors are
-	// reported on their own): the event types naming a payload codec are
-	// compiled without their typed payload, for the other checks only.
-	CodecsFailed bool
-}
 
 // RowFormat is the name of the JSON row view, the default view of a typed
 // payload (and the only view of an opaque one).
@@ -135,6 +120,8 @@ type TypedPayload struct {
 	names []string
 	row   *View
 	pool  sync.Pool // *decodeState
+	// history is the registry of past schemas records are decoded with.
+	history *History
 	// bufs recycles the column buffers of the batches decode builds
 	// (records releases each before it returns).
 	bufs bufferPool
@@ -169,16 +156,32 @@ func (p *TypedPayload) ContentType() string { return p.contentType }
 // records can be read as, sorted.
 func (p *TypedPayload) Formats() []string { return append([]string(nil), p.names...) }
 
-// codecCache compiles each codec of a catalog once per registry.
-type codecCache struct {
-	cat    *catalog.Catalog
-	opts   codec.Options
-	done   map[string]*codec.Codec
-	errs   map[string]error
-	failed bool // the codecs block did not load
+// Cache compiles each codec of a catalog once per registry. It is not
+// safe for concurrent use: a registry is compiled by one goroutine.
+type Cache struct {
+	cat     *catalog.Catalog
+	opts    codec.Options
+	done    map[string]*codec.Codec
+	errs    map[string]error
+	failed  bool // the codecs block did not load
+	history *History
 }
 
-func (c *codecCache) get(name string) (*codec.Codec, error) {
+// NewCache returns the codec cache of catalog cat (nil when there is no
+// codecs block). failed says the codecs block did not load: Failed
+// reports it, and the event types naming a codec are then compiled
+// without their typed payload.
+//
+// history is the registry of past schemas the typed payloads built with
+// the cache decode old records with; nil knows none.
+func NewCache(cat *catalog.Catalog, failed bool, opts codec.Options, history *History) *Cache {
+	return &Cache{cat: cat, opts: opts, failed: failed, history: history, done: map[string]*codec.Codec{}, errs: map[string]error{}}
+}
+
+// Failed reports whether the codecs block did not load.
+func (c *Cache) Failed() bool { return c.failed }
+
+func (c *Cache) get(name string) (*codec.Codec, error) {
 	if cd, ok := c.done[name]; ok {
 		return cd, nil
 	}
@@ -206,11 +209,22 @@ func codecNames(cat *catalog.Catalog) []string {
 	return names
 }
 
-// newTypedPayload builds the payload type of s from its payload block,
+// Ident is one declared identifier field of an event type, as New needs
+// to know it.
+type Ident struct {
+	Name string
+	// Spatial: the field carries a geometry (polygon or point cloud).
+	Spatial bool
+	// Type is the field's handler type, for messages.
+	Type string
+}
+
+// New builds the payload type of event type eventType, whose payload
+// block names codec name and whose identifier fields are idents,
 // checking every rule that ties an event type to its codec. Errors name
 // the event type, the codec and the rule.
-func newTypedPayload(s *Schema, name string, cache *codecCache) (*TypedPayload, error) {
-	where := "notification_schema." + s.Name + ".payload.codec"
+func New(eventType string, idents []Ident, name string, cache *Cache) (*TypedPayload, error) {
+	where := "notification_schema." + eventType + ".payload.codec"
 	q := types.Quote(name)
 	if cache == nil || cache.cat == nil {
 		return nil, fmt.Errorf("%s: names codec %s, but no codecs are defined (add a codecs block)", where, q)
@@ -230,10 +244,10 @@ func newTypedPayload(s *Schema, name string, cache *codecCache) (*TypedPayload, 
 	if c.DecodeErr != nil {
 		return nil, fmt.Errorf("%s: codec %s cannot decode (it declares no ON INGESTION transformation), so notify could not read payloads through it", where, q)
 	}
-	p := &TypedPayload{eventType: s.Name, codec: c, schema: c.Schema, enc: store.NewEncoder(c.Schema)}
-	p.fingerprint = types.FingerprintOf(types.CreateSchema(c.Schema))
+	p := &TypedPayload{eventType: eventType, codec: c, schema: c.Schema, enc: store.NewEncoder(c.Schema), history: cache.history}
+	p.fingerprint = Fingerprint(c.Schema)
 	p.contentType = store.ContentType(p.fingerprint.ID64)
-	for _, f := range s.Fields {
+	for _, f := range idents {
 		i := c.Schema.Index(f.Name)
 		if i < 0 {
 			continue
@@ -243,10 +257,10 @@ func newTypedPayload(s *Schema, name string, cache *codecCache) (*TypedPayload, 
 		switch {
 		case sf.Sensitive:
 			return nil, fmt.Errorf("%s: codec %s: field %s of schema %s is SENSITIVE, and it would fill the identifier of the same name, which every watcher sees (in CloudEvents and subjects): rename the identifier or the field, or drop SENSITIVE", where, q, fq, types.Quote(c.Schema.Name))
-		case f.Spatial() && !numericCollection(sf.Type):
-			return nil, fmt.Errorf("%s: codec %s: field %s of schema %s is %s, and it would fill the %s identifier of the same name, which needs a collection of numbers ([[lat, lon], ...])", where, q, fq, types.Quote(c.Schema.Name), sf.Type, f.Handler.Type())
-		case !f.Spatial() && (sf.Type.IsCollection() || sf.Type.Kind == types.Bytes):
-			return nil, fmt.Errorf("%s: codec %s: field %s of schema %s is %s, and it would fill the %s identifier of the same name, which needs a scalar (an integer, float, boolean, string or datetime)", where, q, fq, types.Quote(c.Schema.Name), sf.Type, f.Handler.Type())
+		case f.Spatial && !numericCollection(sf.Type):
+			return nil, fmt.Errorf("%s: codec %s: field %s of schema %s is %s, and it would fill the %s identifier of the same name, which needs a collection of numbers ([[lat, lon], ...])", where, q, fq, types.Quote(c.Schema.Name), sf.Type, f.Type)
+		case !f.Spatial && (sf.Type.IsCollection() || sf.Type.Kind == types.Bytes):
+			return nil, fmt.Errorf("%s: codec %s: field %s of schema %s is %s, and it would fill the %s identifier of the same name, which needs a scalar (an integer, float, boolean, string or datetime)", where, q, fq, types.Quote(c.Schema.Name), sf.Type, f.Type)
 		}
 		p.identFrom = append(p.identFrom, f.Name)
 		p.identCol = append(p.identCol, i)
@@ -327,6 +341,9 @@ type View struct {
 	ext       []byte
 	sensitive func(types.Field) bool
 	pool      sync.Pool // *viewState
+	// projections holds, by writer fingerprint, the projection of rows
+	// written under a past schema (*projection).
+	projections sync.Map
 }
 
 type viewState struct {
@@ -370,11 +387,21 @@ func (v *View) state() *viewState {
 // rather than failing them all.
 const renderRetry = 5 * time.Second
 
-// appendPayload appends the view of one stored row as the JSON value of
-// the CloudEvent's data.payload.
-func (v *View) appendPayload(dst, stored []byte) ([]byte, error) {
-	st := v.state()
-	defer v.pool.Put(st)
+// AppendPayload appends the view of one stored row, whose content type
+// is contentType, as the JSON value of the CloudEvent's data.payload. A
+// row written under a past schema the History knows is decoded with it
+// and projected onto the view's schema by field name (see projection);
+// any other row is read by name as it is.
+func (v *View) AppendPayload(dst, stored []byte, contentType string) ([]byte, error) {
+	rowEnc := v.rowEnc
+	var st *viewState
+	if pr := v.projectionFor(contentType); pr != nil {
+		st, rowEnc = pr.state(v), pr.rowEnc
+		defer pr.pool.Put(st)
+	} else {
+		st = v.state()
+		defer v.pool.Put(st)
+	}
 	if err := st.dec.Decode(stored, st.b); err != nil {
 		_, _ = st.b.NewRecordBatch() // drop the abandoned row
 		return dst, err
@@ -385,7 +412,7 @@ func (v *View) appendPayload(dst, stored []byte) ([]byte, error) {
 	}
 	defer rec.Release()
 	if v.codec == nil {
-		return v.rowEnc.AppendRow(dst, rec, 0)
+		return rowEnc.AppendRow(dst, rec, 0)
 	}
 	out, err := v.encode(rec)
 	if err != nil {
@@ -431,24 +458,6 @@ func (v *View) encode(rec arrow.RecordBatch) ([]byte, error) {
 	}
 }
 
-// View returns the view of format: nil for "" and RowFormat (the default:
-// the row view of a typed payload, the payload as stored otherwise), else
-// the view of that codec. An unknown or unreadable format
-// is a *ValidationError naming the formats there are.
-func (s *Schema) View(format string) (*View, error) {
-	if format == "" || format == RowFormat {
-		return nil, nil
-	}
-	p := s.Payload
-	if p == nil {
-		return nil, requestInvalid("format '%s' is not available: event type '%s' has an opaque JSON payload (typed payload views need a payload codec), so its only format is %s", format, s.Name, RowFormat)
-	}
-	if v, ok := p.views[format]; ok {
-		return v, nil
-	}
-	return nil, requestInvalid("format '%s' is not available for event type '%s' (payload codec '%s'): its formats are %s", format, s.Name, p.codec.Name, strings.Join(p.names, ", "))
-}
-
 // PayloadError is a payload the codec refused: a 400 naming the codec,
 // the cause and its position, never quoting payload values.
 type PayloadError struct {
@@ -480,15 +489,26 @@ func (e *PayloadError) Error() string {
 // Unwrap returns the codec's error (codec.ErrBusy is matched through it).
 func (e *PayloadError) Unwrap() error { return e.Err }
 
-// payloadErr builds the ValidationError of a codec diagnostic, or the
-// busy error the transport answers 503.
-func (p *TypedPayload) payloadErr(record int, err error) error {
-	pe := &PayloadError{EventType: p.eventType, Codec: p.codec.Name, Record: record, Err: err}
+// Err builds the error of a codec diagnostic about record (-1: the
+// payload as a whole): a *PayloadError, or the *BusyError the transport
+// answers 503.
+func (p *TypedPayload) Err(record int, err error) error {
 	if errors.Is(err, codec.ErrBusy) {
 		return &BusyError{Codec: p.codec.Name, Err: err}
 	}
-	return &ValidationError{Field: "payload", Message: pe.Error(), Detail: pe.Error(), Cause: pe}
+	return &PayloadError{EventType: p.eventType, Codec: p.codec.Name, Record: record, Err: err}
 }
+
+// InputError is a notify body whose payload value is not of the shape
+// the codec's wire format travels in inside JSON (a JSON string of text,
+// or of base64 bytes).
+type InputError struct {
+	// Message is the whole explanation; Detail the short cause.
+	Message, Detail string
+}
+
+// Error returns the message.
+func (e *InputError) Error() string { return e.Message }
 
 // BusyError is a payload the extension workers could not take now: it
 // was not judged. Transports answer 503 with Retry-After (HTTP) or BUSY.
@@ -505,16 +525,17 @@ func (e *BusyError) Error() string {
 // Unwrap returns the cause (codec.ErrBusy).
 func (e *BusyError) Unwrap() error { return e.Err }
 
-// unwrapJSON takes the wire payload out of the JSON value a notify body
+// UnwrapJSON takes the wire payload out of the JSON value a notify body
 // carries: the value itself for JSON formats, the text of a JSON string
-// for text formats, the bytes of a base64 JSON string for binary ones.
-func (p *TypedPayload) unwrapJSON(raw json.RawMessage) ([]byte, error) {
+// for text formats, the bytes of a base64 JSON string for binary ones. A
+// value of the wrong shape is an *InputError.
+func (p *TypedPayload) UnwrapJSON(raw json.RawMessage) ([]byte, error) {
 	e := embeddingOf(p.codec.Format)
 	if e == embedJSON {
 		return raw, nil
 	}
 	if raw[0] != '"' {
-		return nil, &ValidationError{Field: "payload",
+		return nil, &InputError{
 			Message: fmt.Sprintf("payload of event type '%s' must be %s: codec '%s' reads %s, found %s", p.eventType, e.describe(), p.codec.Name, p.codec.Format, jsonKind(raw[0])),
 			Detail:  "payload must be a JSON string"}
 	}
@@ -524,7 +545,7 @@ func (p *TypedPayload) unwrapJSON(raw json.RawMessage) ([]byte, error) {
 	}
 	b, ok := values.DecodeBase64(nil, text)
 	if !ok {
-		return nil, &ValidationError{Field: "payload",
+		return nil, &InputError{
 			Message: fmt.Sprintf("payload of event type '%s' must be padded standard base64 (RFC 4648) of the %s bytes codec '%s' reads: the string is not", p.eventType, p.codec.Format, p.codec.Name),
 			Detail:  "payload is not padded standard base64"}
 	}
@@ -539,10 +560,9 @@ func (p *TypedPayload) state() *decodeState {
 	return &decodeState{dec: p.codec.NewDecoder(), b: p.codec.NewBuilder(&p.bufs)}
 }
 
-// decode decodes one wire payload into a record batch; the caller
-// releases it. Errors are PayloadError-based ValidationErrors or a
-// BusyError.
-func (p *TypedPayload) decode(ctx context.Context, wire []byte) (arrow.RecordBatch, error) {
+// Decode decodes one wire payload into a record batch; the caller
+// releases it. Errors are a *PayloadError or a *BusyError.
+func (p *TypedPayload) Decode(ctx context.Context, wire []byte) (arrow.RecordBatch, error) {
 	st := p.state()
 	defer p.pool.Put(st)
 	var err error
@@ -556,7 +576,7 @@ func (p *TypedPayload) decode(ctx context.Context, wire []byte) (arrow.RecordBat
 		if ferr == nil {
 			rec.Release()
 		}
-		return nil, p.payloadErr(-1, err)
+		return nil, p.Err(-1, err)
 	}
 	if ferr != nil {
 		return nil, ferr
@@ -564,262 +584,103 @@ func (p *TypedPayload) decode(ctx context.Context, wire []byte) (arrow.RecordBat
 	return rec, nil
 }
 
-// records decodes a wire payload and builds one notification per record,
-// identifiers merged from ident and each record's fields. Every record is
-// validated before any is returned.
-func (s *Schema) records(ctx context.Context, ident map[string]json.RawMessage, wire []byte, one bool) ([]*Notification, error) {
-	if err := s.checkDeclared(ident); err != nil {
-		return nil, err
-	}
-	if one {
-		if nt, done, err := s.recordStored(ident, wire); done {
-			if err != nil {
-				return nil, err
-			}
-			return []*Notification{nt}, nil
-		}
-	}
-	return s.recordsBatch(ctx, ident, wire, one)
+// Row returns the row view: the default view of the typed payload.
+func (p *TypedPayload) Row() *View { return p.row }
+
+// View returns the view of format name, if the stored records can be
+// shown in it (RowFormat is the row view).
+func (p *TypedPayload) View(name string) (*View, bool) {
+	v, ok := p.views[name]
+	return v, ok
 }
 
-// recordsBatch is records through a record batch: the path of every
-// codec, and of payloads that may hold several records.
-func (s *Schema) recordsBatch(ctx context.Context, ident map[string]json.RawMessage, wire []byte, one bool) ([]*Notification, error) {
-	p := s.Payload
-	rec, err := p.decode(ctx, wire)
-	if err != nil {
-		return nil, err
-	}
-	defer rec.Release()
-	n := int(rec.NumRows())
-	if one && n != 1 {
-		msg := fmt.Sprintf("the payload of event type '%s' decodes through codec '%s' into %d records; POST /api/v1/notification stores exactly one: send a payload that holds several (or none) to POST /api/v1/events/%s", s.Name, p.codec.Name, n, s.Name)
-		return nil, &ValidationError{Field: "payload", Message: msg, Detail: "payload holds " + strconv.Itoa(n) + " records"}
-	}
-	out := make([]*Notification, 0, n)
-	merged := make(map[string]json.RawMessage, len(ident)+len(p.identFrom))
-	for i := 0; i < n; i++ {
-		data, err := p.enc.AppendRow(nil, rec, i)
-		if err != nil {
-			return nil, p.payloadErr(recordIndex(one, i), err)
-		}
-		clear(merged)
-		for k, v := range ident {
-			merged[k] = v
-		}
-		for _, name := range p.identFrom {
-			raw, found, err := store.AppendJSON(nil, data, name)
-			if err != nil {
-				return nil, s.recordErr(one, i, invalid(name, "the record's field '%s' cannot be an identifier value: %v", name, err))
-			}
-			if !found || string(raw) == "null" {
-				continue
-			}
-			if given, ok := ident[name]; ok {
-				if err := s.agree(name, given, raw); err != nil {
-					return nil, s.recordErr(one, i, err)
-				}
-				continue
-			}
-			merged[name] = raw
-		}
-		nt := &Notification{EventType: s.Name, Payload: data, ContentType: p.contentType}
-		if err := s.route(nt, merged); err != nil {
-			return nil, s.recordErr(one, i, err)
-		}
-		out = append(out, nt)
-	}
-	return out, nil
+// IdentFrom returns the declared identifier fields the internal schema
+// also has, which each record fills. The caller must not modify it.
+func (p *TypedPayload) IdentFrom() []string { return p.identFrom }
+
+// EncodeRow appends row i of rec, decoded by Decode, in the stored
+// encoding.
+func (p *TypedPayload) EncodeRow(dst []byte, rec arrow.RecordBatch, i int) ([]byte, error) {
+	return p.enc.AppendRow(dst, rec, i)
 }
 
-// recordStored is records for one record of a codec whose decoder
-// writes the stored row directly (codec.StoredDecoder: plain WIRE JSON),
-// without the record batch: the same row bytes, checks and errors, the
-// identifier fields taken from the decoded values rather than read back
-// from the row. done is false when the codec's decoder cannot.
-func (s *Schema) recordStored(ident map[string]json.RawMessage, wire []byte) (nt *Notification, done bool, err error) {
-	p := s.Payload
+// IdentError is a record's field that cannot be the identifier value of
+// the same name.
+type IdentError struct {
+	Name string
+	Err  error
+}
+
+// Error returns the message.
+func (e *IdentError) Error() string {
+	return "the record's field '" + e.Name + "' cannot be an identifier value: " + e.Err.Error()
+}
+
+// Unwrap returns the cause.
+func (e *IdentError) Unwrap() error { return e.Err }
+
+// DecodeStored decodes one record of a codec whose decoder writes the
+// stored row directly (codec.StoredDecoder: plain WIRE JSON), without a
+// record batch: the stored row, and the JSON of each IdentFrom field (at
+// the same index; "null" when the record has none). ok is false when the
+// codec's decoder cannot, and then nothing was decoded. Errors are those
+// of Err, or an *IdentError.
+func (p *TypedPayload) DecodeStored(wire []byte) (data []byte, ident []json.RawMessage, ok bool, err error) {
 	st := p.state()
 	defer p.pool.Put(st)
 	sd, ok := st.dec.(codec.StoredDecoder)
 	if !ok {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
-	data, err := sd.DecodeStored(nil, wire)
+	data, err = sd.DecodeStored(nil, wire)
 	if err != nil {
-		return nil, true, p.payloadErr(-1, err)
+		return nil, nil, true, p.Err(-1, err)
 	}
-	merged := make(map[string]json.RawMessage, len(ident)+len(p.identFrom))
-	for k, v := range ident {
-		merged[k] = v
-	}
+	ident = make([]json.RawMessage, len(p.identFrom))
 	for j, name := range p.identFrom {
 		raw, err := store.AppendItemJSON(nil, sd.StoredValue(p.identCol[j]), name)
 		if err != nil {
-			return nil, true, invalid(name, "the record's field '%s' cannot be an identifier value: %v", name, err)
+			return nil, nil, true, &IdentError{Name: name, Err: err}
 		}
-		if string(raw) == "null" {
-			continue
-		}
-		if given, ok := ident[name]; ok {
-			if err := s.agree(name, given, raw); err != nil {
-				return nil, true, err
-			}
-			continue
-		}
-		merged[name] = raw
+		ident[j] = raw
 	}
-	nt = &Notification{EventType: s.Name, Payload: data, ContentType: p.contentType}
-	if err := s.route(nt, merged); err != nil {
-		return nil, true, err
-	}
-	return nt, true, nil
+	return data, ident, true, nil
 }
 
-func recordIndex(one bool, i int) int {
-	if one {
-		return -1
-	}
-	return i
-}
+// IsRow reports whether v is the row view.
+func (v *View) IsRow() bool { return v.codec == nil }
 
-// recordErr prefixes a validation error with its record when a payload
-// may hold several.
-func (s *Schema) recordErr(one bool, i int, err error) error {
-	var ve *ValidationError
-	if one || !errors.As(err, &ve) {
-		return err
-	}
-	c := *ve
-	c.Message = "record " + strconv.Itoa(i) + ": " + c.Message
-	return &c
-}
+// AppendExt appends the CloudEvent extension attributes of a record
+// shown in v (heraldcodec and heraldformat; none for the row view), each
+// with its leading comma.
+func (v *View) AppendExt(dst []byte) []byte { return append(dst, v.ext...) }
 
-// agree checks that an identifier value given with the request and the
-// record's field of the same name canonicalise alike. The message quotes
-// neither: the record's is a payload value.
-func (s *Schema) agree(name string, given, fromRecord json.RawMessage) error {
-	f := s.byName[name]
-	canon := func(raw json.RawMessage) (string, error) {
-		if gh, ok := f.Handler.(GeometryHandler); ok {
-			g, err := gh.Geometry(raw)
-			if err != nil {
-				return "", err
-			}
-			return string(g.CanonicalJSON()), nil
-		}
-		return canonicalScalar(f, raw, "notify")
+// unquote decodes a valid JSON string literal.
+func unquote(raw []byte) string {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1])
 	}
-	a, err := canon(given)
+	v, err := jsontext.AppendUnquote(nil, raw)
 	if err != nil {
-		return err
+		return string(raw[1 : len(raw)-1])
 	}
-	b, err := canon(fromRecord)
-	if err != nil {
-		return invalid(name, "the record's field '%s' is not a valid value for it", name)
-	}
-	if a != b {
-		return &ValidationError{Field: name,
-			Message: "identifier '" + name + "' disagrees with the record's field '" + name + "': send the same value, or leave it out and let the record fill it",
-			Detail:  "identifier '" + name + "' disagrees with the record"}
-	}
-	return nil
+	return string(v)
 }
 
-// NotifyRaw validates a raw notify (POST /api/v1/events/{event_type}):
-// wire is the payload in the codec's format, ident the identifier values
-// given with it (query parameters). The payload may unfold into up to
-// MaxRecords records; each becomes one notification, identifiers taken
-// from ident merged with the record's same-named fields (a value that
-// disagrees is refused). Every record is validated before any is
-// returned; none is returned on error.
-func (s *Schema) NotifyRaw(ctx context.Context, ident map[string]json.RawMessage, wire []byte) ([]*Notification, error) {
-	if s.Payload == nil {
-		return nil, requestInvalid("event type '%s' has no payload codec, so it has no raw payload format: send notifications to POST /api/v1/notification", s.Name)
+// jsonKind names the JSON kind a value starting with c has.
+func jsonKind(c byte) string {
+	switch c {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	default:
+		return "a number"
 	}
-	if _, ok := ident[configs.FieldPoint]; ok {
-		_, err := s.Notify(ident, nil) // the message of the reserved point
-		return nil, err
-	}
-	return s.records(ctx, ident, wire, false)
-}
-
-// checkDeclared refuses identifier keys the schema does not declare.
-func (s *Schema) checkDeclared(ident map[string]json.RawMessage) error {
-	var undeclared []string
-	for k := range ident {
-		if _, ok := s.byName[k]; !ok {
-			undeclared = append(undeclared, k)
-		}
-	}
-	if len(undeclared) > 0 {
-		sort.Strings(undeclared)
-		// aviso-server's wording (with the first unknown key in sorted
-		// order); herald's details name them all and the declared ones.
-		return &ValidationError{Field: undeclared[0],
-			Message: "Unknown field '" + undeclared[0] + "' provided for notify operation",
-			Detail:  "unknown identifier field " + quoteList(undeclared) + " for event type '" + s.Name + "'; declared fields: " + quoteList(s.fieldNames())}
-	}
-	return nil
-}
-
-// CloudEventView renders a stored notification in view v (nil: the
-// default view) as the event type's CloudEvent.
-func (r *Registry) CloudEventView(n *Notification, seq uint64, at time.Time, v *View) ([]byte, error) {
-	s, err := r.schemaOf(n, seq)
-	if err != nil {
-		return nil, err
-	}
-	return s.CloudEventView(n, seq, at, v)
-}
-
-// CloudEventView renders n in view v (nil: the default view). Typed
-// records carry the view's codec and format as the extension attributes
-// heraldcodec and heraldformat; a record the view cannot read (stored
-// before the event type had its codec, or under a schema it cannot be
-// read as) is delivered with a null payload and the reason in the
-// extension attribute heraldpayloaderror, which never quotes values.
-func (s *Schema) CloudEventView(n *Notification, seq uint64, at time.Time, v *View) ([]byte, error) {
-	stored := store.IsStored(n.ContentType)
-	if !stored && (v == nil || v.codec == nil) {
-		return s.CloudEvent(n, seq, at)
-	}
-	if v == nil {
-		if s.Payload != nil {
-			v = s.Payload.row
-		}
-	}
-	var ext []byte
-	payload := func(b []byte) []byte {
-		var why string
-		switch {
-		case v == nil:
-			why = "the record holds a typed payload, but event type '" + s.Name + "' has no payload codec now"
-		case !stored:
-			why = "the record was stored before event type '" + s.Name + "' had its payload codec: it holds opaque JSON, which format '" + v.Name() + "' cannot show"
-		default:
-			out, err := v.appendPayload(b, n.Payload)
-			if err == nil {
-				return out
-			}
-			why = "the stored record cannot be shown in format '" + v.Name() + "': " + err.Error()
-		}
-		ext = jsonstr.Append(append(ext, `,"heraldpayloaderror":`...), why)
-		return append(b, "null"...)
-	}
-	b := make([]byte, 0, 256+2*len(n.Payload)+16*len(n.Tokens))
-	b = append(b, `{"data":{"identifier":`...)
-	var err error
-	if b, err = s.appendIdentifier(b, n); err != nil {
-		return nil, err
-	}
-	b = append(b, `,"payload":`...)
-	b = payload(b)
-	b = append(b, `},"datacontenttype":"application/json","dataschema":`...)
-	b = append(b, s.ce.schema...)
-	if v != nil {
-		b = append(b, v.ext...)
-	}
-	b = append(b, ext...)
-	return s.appendEnd(b, seq, at), nil
 }
