@@ -63,8 +63,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"herald/bench/internal/benchproc"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -385,7 +385,10 @@ func spread(xs []float64, f string) string {
 // measure runs one measurement on a fresh server.
 func measure(ctx context.Context, p params, dir string, round int, tr, side, cePath string) (result, error) {
 	res := result{transport: tr, side: side}
-	port := freePort()
+	port, err := benchproc.FreePort()
+	if err != nil {
+		return res, err
+	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	self, err := os.Executable()
 	if err != nil {
@@ -439,7 +442,7 @@ func measure(ctx context.Context, p params, dir string, round int, tr, side, ceP
 		}()
 		pid = cmd.Process.Pid
 	}
-	if err := waitListening(ctx, addr); err != nil {
+	if err := benchproc.WaitListening(ctx, addr, 2*time.Minute); err != nil {
 		return res, err
 	}
 
@@ -539,8 +542,8 @@ func measure(ctx context.Context, p params, dir string, round int, tr, side, ceP
 	// The measurement.
 	ph := newPhase(int64(p.subscribers) * int64(p.notifications))
 	ctr.cur.Store(ph)
-	cpu0, w0 := procCPU(pid), procWrites(pid)
-	cl0 := selfCPU()
+	cpu0, w0 := benchproc.ProcCPU(pid), benchproc.ProcWrites(pid)
+	cl0 := benchproc.SelfCPU()
 	if profiled {
 		_ = cmd.Process.Signal(syscall.SIGUSR1)
 	}
@@ -557,8 +560,8 @@ func measure(ctx context.Context, p params, dir string, round int, tr, side, ceP
 	if err := <-pubErr; err != nil {
 		return res, fmt.Errorf("publish: %w", err)
 	}
-	res.serverCPU, res.serverWrites = procCPU(pid)-cpu0, procWrites(pid)-w0
-	res.clientCPU = selfCPU() - cl0
+	res.serverCPU, res.serverWrites = benchproc.ProcCPU(pid)-cpu0, benchproc.ProcWrites(pid)-w0
+	res.clientCPU = benchproc.SelfCPU() - cl0
 	res.deliveries = ph.events.Load()
 	res.elapsed = time.Duration(ph.last.Load() - t0.UnixNano())
 	res.frames = ph.frames.Load()
@@ -766,7 +769,7 @@ func waitSubscribed(ctx context.Context, addr string, n int) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the bare server did not register %d subscribers", n)
 		}
-		if err := pause(ctx, 20*time.Millisecond); err != nil {
+		if err := benchproc.Pause(ctx, 20*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -774,84 +777,7 @@ func waitSubscribed(ctx context.Context, addr string, n int) error {
 
 // ---- process figures ----
 
-// procCPU returns the user and system CPU time of a process.
-func procCPU(pid int) time.Duration {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(raw)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	// Fields after the command: state is [0]; utime [11], stime [12].
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+st) * time.Second / 100 // USER_HZ
-}
-
-// procWrites returns the write system calls of a process (syscw).
-func procWrites(pid int) int64 {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if v, ok := strings.CutPrefix(line, "syscw:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			return n
-		}
-	}
-	return 0
-}
-
-// selfCPU returns this process's CPU time.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // ---- helpers ----
-
-// waitListening waits until addr accepts connections.
-func waitListening(ctx context.Context, addr string) error {
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		if err := pause(ctx, 50*time.Millisecond); err != nil {
-			return fmt.Errorf("%s never listened: %w", addr, err)
-		}
-	}
-}
-
-// pause waits for d or the end of ctx.
-func pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort() int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
 
 // round3 rounds a duration for display.
 func round3(d time.Duration) string {

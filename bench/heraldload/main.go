@@ -50,6 +50,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"herald/bench/internal/benchproc"
 	"herald/configs"
 	"herald/engine"
 	"herald/internal/logwriter"
@@ -568,7 +569,7 @@ func (b *bench) b1(ctx context.Context, out io.Writer) error {
 				for _, row := range rows[c] {
 					vals = append(vals, g(row[side]))
 				}
-				return median(vals)
+				return benchproc.Median(vals)
 			})
 		}
 	}
@@ -588,20 +589,6 @@ func (b *bench) b1(ctx context.Context, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "raw asynchronous publish ceiling: %.0f msg/s\n\n", float64(n)/time.Since(began).Seconds())
 	return nil
-}
-
-// median returns the median of vals (the mean of the middle two for an
-// even count); vals is reordered.
-func median(vals []float64) float64 {
-	if len(vals) == 0 {
-		return 0
-	}
-	slices.Sort(vals)
-	m := len(vals) / 2
-	if len(vals)%2 == 0 {
-		return (vals[m-1] + vals[m]) / 2
-	}
-	return vals[m]
 }
 
 // get performs one GET and drains the answer.

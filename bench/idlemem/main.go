@@ -29,9 +29,9 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
+	"herald/bench/internal/benchproc"
 	"io"
 	"net"
 	"net/http"
@@ -40,7 +40,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -192,7 +191,14 @@ func run(ctx context.Context, heraldPath string, n, runs int, kinds []string, se
 	for r := 1; r <= runs; r++ {
 		var sides []*side
 		for _, k := range kinds {
-			hport, bport := freePort(), freePort()
+			hport, err := benchproc.FreePort()
+			if err != nil {
+				return err
+			}
+			bport, err := benchproc.FreePort()
+			if err != nil {
+				return err
+			}
 			cfg := filepath.Join(dir, fmt.Sprintf("config-%s-%d.yaml", k, r))
 			js := filepath.Join(dir, fmt.Sprintf("js-%s-%d", k, r))
 			if err := os.WriteFile(cfg, []byte(fmt.Sprintf(heraldConfig, hport, js)), 0o600); err != nil {
@@ -263,7 +269,7 @@ func measure(ctx context.Context, s *side, n int, settle time.Duration) error {
 		_ = s.cmd.Process.Signal(os.Interrupt)
 		_ = s.cmd.Wait()
 	}()
-	if err := waitListening(ctx, s.addr); err != nil {
+	if err := benchproc.WaitListening(ctx, s.addr, 2*time.Minute); err != nil {
 		return err
 	}
 	// Warm up: one stream opened and closed, so that lazily built state
@@ -273,10 +279,10 @@ func measure(ctx context.Context, s *side, n int, settle time.Duration) error {
 		return err
 	}
 	c.Close()
-	if err := pause(ctx, settle); err != nil {
+	if err := benchproc.Pause(ctx, settle); err != nil {
 		return err
 	}
-	before, err := rss(s.cmd.Process.Pid)
+	before, err := benchproc.RSS(s.cmd.Process.Pid)
 	if err != nil {
 		return err
 	}
@@ -293,10 +299,10 @@ func measure(ctx context.Context, s *side, n int, settle time.Duration) error {
 		}
 		conns = append(conns, c)
 	}
-	if err := pause(ctx, settle); err != nil {
+	if err := benchproc.Pause(ctx, settle); err != nil {
 		return err
 	}
-	after, err := rss(s.cmd.Process.Pid)
+	after, err := benchproc.RSS(s.cmd.Process.Pid)
 	if err != nil {
 		return err
 	}
@@ -398,55 +404,4 @@ func openEcho(addr string) (io.Closer, error) {
 		return nil, err
 	}
 	return wsConn{c}, nil
-}
-
-// rss returns the resident set size of a process in bytes.
-func rss(pid int) (int64, error) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb * 1024, err
-		}
-	}
-	return 0, errors.New("no VmRSS line")
-}
-
-// waitListening waits until addr accepts connections.
-func waitListening(ctx context.Context, addr string) error {
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		if err := pause(ctx, 50*time.Millisecond); err != nil {
-			return fmt.Errorf("%s never listened: %w", addr, err)
-		}
-	}
-}
-
-// pause waits for d or the end of ctx.
-func pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort() int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }

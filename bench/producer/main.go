@@ -93,7 +93,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -317,7 +316,14 @@ func runRound(ctx context.Context, p params, dir string, round int, out io.Write
 	if err != nil {
 		return nil, err
 	}
-	httpPort, natsPort := freePort(), freePort()
+	httpPort, err := benchproc.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	natsPort, err := benchproc.FreePort()
+	if err != nil {
+		return nil, err
+	}
 	addr := fmt.Sprintf("127.0.0.1:%d", httpPort)
 	natsAddr := fmt.Sprintf("127.0.0.1:%d", natsPort)
 
@@ -335,17 +341,17 @@ func runRound(ctx context.Context, p params, dir string, round int, out io.Write
 		}
 		natsCmd = exec.Command(self, args...)
 		natsCmd.Stdout, natsCmd.Stderr = os.Stderr, os.Stderr
-		natsCmd.SysProcAttr = orphanGuard()
+		natsCmd.SysProcAttr = benchproc.OrphanGuard()
 		if err := natsCmd.Start(); err != nil {
 			return nil, err
 		}
 		defer func() {
-			stop(natsCmd)
+			benchproc.Stop(natsCmd, 30*time.Second)
 			for i, name := range natsProfiles {
 				_ = os.Rename(fmt.Sprintf("%s-%d.pprof", natsPrefix, i+1), filepath.Join(p.profileDir, name))
 			}
 		}()
-		if err := waitListening(ctx, natsAddr); err != nil {
+		if err := benchproc.WaitListening(ctx, natsAddr, 2*time.Minute); err != nil {
 			return nil, err
 		}
 		natsPID = natsCmd.Process.Pid
@@ -383,22 +389,22 @@ func runRound(ctx context.Context, p params, dir string, round int, out io.Write
 			hc = exec.Command(p.herald, "--config", cfg)
 		}
 		hc.Stdout, hc.Stderr = os.Stderr, os.Stderr
-		hc.SysProcAttr = orphanGuard()
+		hc.SysProcAttr = benchproc.OrphanGuard()
 		if err := hc.Start(); err != nil {
 			return nil, err
 		}
 		defer func() {
-			stop(hc)
+			benchproc.Stop(hc, 30*time.Second)
 			for i, name := range profiles {
 				_ = os.Rename(fmt.Sprintf("%s-%d.pprof", prefix, i+1), filepath.Join(p.profileDir, name))
 			}
 		}()
 		heraldPID = hc.Process.Pid
 	}
-	if err := waitListening(ctx, addr); err != nil {
+	if err := benchproc.WaitListening(ctx, addr, 2*time.Minute); err != nil {
 		return nil, err
 	}
-	if err := waitListening(ctx, natsAddr); err != nil {
+	if err := benchproc.WaitListening(ctx, natsAddr, 2*time.Minute); err != nil {
 		return nil, err
 	}
 
@@ -472,7 +478,7 @@ func runRound(ctx context.Context, p params, dir string, round int, out io.Write
 			_ = natsCmd.Process.Signal(syscall.SIGUSR1)
 			natsProfiles = append(natsProfiles, fmt.Sprintf("nats-%s-r%d.pprof", side, round))
 		}
-		h0, n0, s0 := procCPU(heraldPID), procCPU(natsPID), selfCPU()
+		h0, n0, s0 := benchproc.ProcCPU(heraldPID), benchproc.ProcCPU(natsPID), benchproc.SelfCPU()
 		switch side {
 		case "raw", "rawfeed":
 			rr := ref
@@ -500,12 +506,12 @@ func runRound(ctx context.Context, p params, dir string, round int, out io.Write
 				err = fmt.Errorf("the replies list %d ids, want %d", ids, p.n)
 			}
 		}
-		r.heraldCPU, r.selfCPU = procCPU(heraldPID)-h0, selfCPU()-s0
+		r.heraldCPU, r.selfCPU = benchproc.ProcCPU(heraldPID)-h0, benchproc.SelfCPU()-s0
 		if natsPrefix != "" {
 			_ = natsCmd.Process.Signal(syscall.SIGUSR2)
 		}
 		if natsPID != 0 {
-			r.natsCPU = procCPU(natsPID) - n0
+			r.natsCPU = benchproc.ProcCPU(natsPID) - n0
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", side, err)
@@ -526,7 +532,7 @@ func runRound(ctx context.Context, p params, dir string, round int, out io.Write
 			r.perNote(r.heraldCPU), nats, r.perNote(r.selfCPU), after-before)
 		// Let the servers settle (herald's live feed, the store's
 		// flushes) before the next measurement.
-		if err := pause(ctx, p.settle); err != nil {
+		if err := benchproc.Pause(ctx, p.settle); err != nil {
 			return nil, err
 		}
 	}
@@ -564,7 +570,7 @@ func summary(out io.Writer, p params, all []result) {
 		for i, h := range by[side] {
 			ratios = append(ratios, h.rate()/by["raw"][i].rate())
 		}
-		med := median(ratios)
+		med := benchproc.Median(ratios)
 		verdict := "met"
 		if med < 0.5 {
 			verdict = "NOT met"
@@ -592,24 +598,12 @@ func summary(out io.Writer, p params, all []result) {
 	}
 }
 
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 0 {
-		return (s[len(s)/2-1] + s[len(s)/2]) / 2
-	}
-	return s[len(s)/2]
-}
-
 // spread renders the median and range of xs.
 func spread(xs []float64, f string) string {
 	if len(xs) == 0 {
 		return "-"
 	}
-	return fmt.Sprintf(f+" ["+f+"–"+f+"]", median(xs), slices.Min(xs), slices.Max(xs))
+	return fmt.Sprintf(f+" ["+f+"–"+f+"]", benchproc.Median(xs), slices.Min(xs), slices.Max(xs))
 }
 
 // ---- the herald producer ----
@@ -905,90 +899,3 @@ func streamMsgs(ctx context.Context, js jetstream.JetStream, name string) (uint6
 }
 
 // ---- processes ----
-
-// orphanGuard makes a child end (SIGTERM, on which herald and the
-// nats-server child shut down) if this tool dies first, for example of
-// a closed output pipe.
-func orphanGuard() *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM} }
-
-// stop ends a child process and waits for it.
-func stop(c *exec.Cmd) {
-	_ = c.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { _ = c.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		_ = c.Process.Kill()
-		<-done
-	}
-}
-
-// procCPU returns the user and system CPU time of a process (0 for pid 0).
-func procCPU(pid int) time.Duration {
-	if pid == 0 {
-		return 0
-	}
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(raw)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	// Fields after the command: state is [0]; utime [11], stime [12].
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+st) * time.Second / 100 // USER_HZ
-}
-
-// selfCPU returns this process's CPU time.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// waitListening waits until addr accepts connections.
-func waitListening(ctx context.Context, addr string) error {
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s never listened: %w", addr, err)
-		}
-		if err := pause(ctx, 50*time.Millisecond); err != nil {
-			return fmt.Errorf("%s never listened: %w", addr, err)
-		}
-	}
-}
-
-// pause waits for d or the end of ctx.
-func pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort() int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
