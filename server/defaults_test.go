@@ -1,6 +1,8 @@
 package server
 
 import (
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,5 +49,21 @@ func TestDefaultsAgree(t *testing.T) {
 	}
 	if got := d.NotificationBackend.JetStream.DataDir; got != jetstream.DefaultDataDir {
 		t.Errorf("notification_backend.jetstream.data_dir: the config file's default is %q, the runtime's %q", got, jetstream.DefaultDataDir)
+	}
+}
+
+// TestRuntimeImportsNoConfig: the runtime packages take options, not the
+// YAML config; server maps one onto the other.
+func TestRuntimeImportsNoConfig(t *testing.T) {
+	for _, pkg := range []string{"herald/engine", "herald/stream", "herald/handlers", "herald/jetstream"} {
+		out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+		}
+		for _, imp := range strings.Fields(string(out)) {
+			if imp == "herald/configs" {
+				t.Errorf("%s imports herald/configs", pkg)
+			}
+		}
 	}
 }
