@@ -42,6 +42,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"herald/internal/testkit"
 )
 
 // docsGuideEnv names, in the re-executed test binary, the guide it runs
@@ -273,7 +275,7 @@ func loopbackUp(t *testing.T) {
 type background struct {
 	step
 	cmd    *exec.Cmd
-	out    *syncBuffer
+	out    *testkit.Buffer
 	exited chan struct{} // closed when the block has exited
 }
 
@@ -316,7 +318,7 @@ func runGuide(t *testing.T, guide []step) {
 	for i, s := range guide {
 		where := fmt.Sprintf("block %d (line %d)", i+1, s.line)
 		if hasFlag(s.attrs, "background") || hasFlag(s.attrs, "server") {
-			b := &background{step: s, out: &syncBuffer{}, exited: make(chan struct{})}
+			b := &background{step: s, out: &testkit.Buffer{}, exited: make(chan struct{})}
 			b.cmd = exec.Command("bash", "-c", s.body)
 			b.cmd.Dir, b.cmd.Env = dir, env
 			b.cmd.Stdout, b.cmd.Stderr = b.out, b.out

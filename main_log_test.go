@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"herald/internal/testkit"
 )
 
 // TestAccessLogFlushedOnShutdown: the log goes through an asynchronous
@@ -27,7 +29,7 @@ func TestAccessLogFlushedOnShutdown(t *testing.T) {
 	defer cancel()
 	ready := make(chan net.Addr, 1)
 	done := make(chan int, 1)
-	var out, errOut syncBuffer
+	var out, errOut testkit.Buffer
 	go func() { done <- run(ctx, []string{"--config", path}, nil, &out, &errOut, ready) }()
 	var base string
 	select {
@@ -121,7 +123,7 @@ func TestLogFormatText(t *testing.T) {
 			defer cancel()
 			ready := make(chan net.Addr, 1)
 			done := make(chan int, 1)
-			var out, errOut syncBuffer
+			var out, errOut testkit.Buffer
 			go func() { done <- run(ctx, []string{"--config", path}, nil, &out, &errOut, ready) }()
 			var base string
 			select {

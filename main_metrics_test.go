@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"herald/internal/testkit"
 	"io"
 	"net"
 	"net/http"
@@ -23,6 +22,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"herald/internal/testkit"
 )
 
 const metricsSecret = "metrics-test-secret"
@@ -199,7 +200,7 @@ func testMetricsScrape(t *testing.T, backend string) {
 	defer cancel()
 	ready := make(chan net.Addr, 1)
 	done := make(chan int, 1)
-	var logs syncBuffer
+	var logs testkit.Buffer
 	go func() { done <- run(ctx, []string{"--config", path}, nil, &logs, &logs, ready) }()
 	var base string
 	select {
@@ -516,7 +517,7 @@ func TestMetricsPortInUse(t *testing.T) {
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var out, errOut syncBuffer
+	var out, errOut testkit.Buffer
 	code := run(context.Background(), []string{"--config", path}, nil, &out, &errOut, nil)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	want := "herald: metrics listener on " + addr + " (metrics.host, metrics.port): listen tcp " + addr + ": bind: address already in use\n"

@@ -37,7 +37,7 @@ metrics: {enabled: true, host: 127.0.0.1, port: %d}
 
 // runOTLP starts herald with config and env, and returns its base URL,
 // its stdout and a stop function returning the exit code.
-func runOTLP(t *testing.T, config string, env []string) (string, *syncBuffer, func() int) {
+func runOTLP(t *testing.T, config string, env []string) (string, *testkit.Buffer, func() int) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
@@ -47,7 +47,7 @@ func runOTLP(t *testing.T, config string, env []string) (string, *syncBuffer, fu
 	t.Cleanup(cancel)
 	ready := make(chan net.Addr, 1)
 	done := make(chan int, 1)
-	out, errOut := &syncBuffer{}, &syncBuffer{}
+	out, errOut := &testkit.Buffer{}, &testkit.Buffer{}
 	go func() { done <- run(ctx, []string{"--config", path}, env, out, errOut, ready) }()
 	select {
 	case addr := <-ready:
@@ -70,7 +70,7 @@ func runOTLP(t *testing.T, config string, env []string) (string, *syncBuffer, fu
 }
 
 // stdoutRecords decodes herald's stdout, one JSON record per line.
-func stdoutRecords(t *testing.T, out *syncBuffer) []map[string]any {
+func stdoutRecords(t *testing.T, out *testkit.Buffer) []map[string]any {
 	t.Helper()
 	var recs []map[string]any
 	for _, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {

@@ -15,12 +15,12 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"herald/configs"
+	"herald/internal/testkit"
 	"herald/server"
 )
 
@@ -45,24 +45,6 @@ notification_schema:
       step: {type: IntHandler, required: false}
 `
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // startHerald runs the herald command in-process on a loopback port and
 // returns its base URL and a stop function that waits for the exit code.
 func startHerald(t *testing.T, config string, env ...string) (string, func() int) {
@@ -74,7 +56,7 @@ func startHerald(t *testing.T, config string, env ...string) (string, func() int
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan net.Addr, 1)
 	done := make(chan int, 1)
-	var out, errOut syncBuffer
+	var out, errOut testkit.Buffer
 	go func() { done <- run(ctx, []string{"--config", path}, env, &out, &errOut, ready) }()
 	select {
 	case addr := <-ready:
@@ -643,7 +625,7 @@ func TestForwardedForBehindProxyReload(t *testing.T) {
 	defer cancel()
 	ready := make(chan net.Addr, 1)
 	done := make(chan int, 1)
-	var logs syncBuffer
+	var logs testkit.Buffer
 	go func() { done <- run(ctx, []string{"--config", path}, nil, &logs, &logs, ready) }()
 	var base string
 	select {
@@ -775,7 +757,7 @@ func TestSIGHUPReloads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs testkit.Buffer
 	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -1,10 +1,11 @@
 package api
 
 import (
-	"herald/api/httperr"
 	"log/slog"
 	"net/http"
 	"time"
+
+	"herald/api/httperr"
 )
 
 // AccessLog logs one line per request: method, path, status, duration,

@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"fmt"
-	"herald/auth"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"herald/auth"
 )
 
 // matrixStreams are the streams of the role matrix and their auth blocks, one

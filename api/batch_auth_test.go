@@ -1,9 +1,10 @@
 package api_test
 
 import (
-	"herald/auth"
 	"net/http"
 	"testing"
+
+	"herald/auth"
 )
 
 // TestBatchNotifyAuthorization: batch notify runs each event type's

@@ -1,13 +1,14 @@
 package api_test
 
 import (
-	"herald/auth"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"herald/auth"
 )
 
 // fakeTron is a fake auth-o-tron: each credential selects an answer.

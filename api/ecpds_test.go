@@ -3,8 +3,6 @@ package api_test
 import (
 	"context"
 	"fmt"
-	"herald/auth"
-	"herald/internal/testkit"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"herald/auth"
+	"herald/internal/testkit"
 )
 
 // clock is a settable clock for the ECPDS cache.

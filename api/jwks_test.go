@@ -9,7 +9,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
-	"herald/auth"
 	"math/big"
 	"net/http"
 	"os"
@@ -20,6 +19,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"herald/auth"
 )
 
 // testKeySet holds the asymmetric keys of the tests.

@@ -2,7 +2,6 @@ package api
 
 import (
 	"fmt"
-	"herald/auth"
 	"net"
 	"net/http"
 	"net/netip"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"herald/auth"
 )
 
 // StreamLimitRetryAfter is the Retry-After of a 429 for too many streams.

@@ -2,9 +2,10 @@ package api
 
 import (
 	"fmt"
-	"herald/api/httperr"
 	"log/slog"
 	"net/http"
+
+	"herald/api/httperr"
 )
 
 // Recoverer turns a panic in a handler into a logged 500 with the request

@@ -1,10 +1,11 @@
 package api
 
 import (
-	"herald/api/httperr"
 	"net/http"
 
 	"github.com/google/uuid"
+
+	"herald/api/httperr"
 )
 
 // RequestID gives every request a fresh UUID: in the X-Request-ID response

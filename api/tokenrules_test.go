@@ -5,11 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
-	"herald/auth"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"herald/auth"
 )
 
 // signRaw signs a header and a claims object given as raw JSON text with

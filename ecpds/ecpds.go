@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"herald/auth"
 	"io"
 	"log/slog"
 	"net"
@@ -22,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"herald/auth"
 )
 
 // ErrUnavailable reports that the destination lists could not be

@@ -2,9 +2,10 @@ package handlers
 
 import (
 	"context"
+	"net/http"
+
 	"herald/auth"
 	"herald/notification"
-	"net/http"
 )
 
 // authorizeStream runs the stream check of Aviso's auth rules (docs/auth.md)

@@ -2,13 +2,14 @@ package handlers_test
 
 import (
 	"fmt"
-	"herald/internal/testkit"
 	"net/http"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"herald/internal/testkit"
 )
 
 // reloadBase is the config of the reload tests: three event types that

@@ -1,42 +1,23 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"herald/engine"
+	"herald/internal/testkit"
 	"herald/stream"
 )
-
-// lockedBuffer is a goroutine-safe log sink.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestClientGoneDuringHistoryIsNotAnError: a history read that fails
 // because the client went away is logged at DEBUG, not ERROR, and writes
 // nothing more to the (gone) client.
 func TestClientGoneDuringHistoryIsNotAnError(t *testing.T) {
-	var logs lockedBuffer
+	var logs testkit.Buffer
 	h := New(Options{Engine: engine.NewMemory(engine.MemoryOptions{}),
 		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	w := httptest.NewRecorder()

@@ -1,14 +1,12 @@
 package handlers_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,24 +16,6 @@ import (
 	"herald/internal/testkit"
 	herald "herald/server"
 )
-
-// logBuffer is a goroutine-safe log sink.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // slowSubscribe is the in-memory engine whose Subscribe first waits
 // until the caller's context ends, as a subscribe to a backend that is
@@ -65,7 +45,7 @@ func TestSessionResetDuringSubscribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	eng := &slowSubscribe{Memory: engine.NewMemory(engine.MemoryOptions{}), entered: make(chan struct{}, 1)}
-	var logs logBuffer
+	var logs testkit.Buffer
 	srv, err := herald.New(context.Background(), cfg, herald.Options{ConfigPath: path, Engine: eng, Version: "test",
 		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {

@@ -2,9 +2,10 @@ package notification
 
 import (
 	"encoding/json"
+	"testing"
+
 	"herald/configs"
 	"herald/geo"
-	"testing"
 )
 
 func TestNewPointCloudHandler(t *testing.T) {

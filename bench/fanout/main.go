@@ -63,7 +63,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"herald/bench/internal/benchproc"
 	"io"
 	"net/http"
 	"os"
@@ -76,6 +75,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"herald/bench/internal/benchproc"
 )
 
 // params are the flags of a run.

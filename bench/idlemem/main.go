@@ -31,7 +31,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"herald/bench/internal/benchproc"
 	"io"
 	"net"
 	"net/http"
@@ -45,6 +44,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"herald/bench/internal/benchproc"
 )
 
 func main() {

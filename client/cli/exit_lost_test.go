@@ -1,10 +1,11 @@
 package cli
 
 import (
-	"herald/internal/testkit"
 	"io"
 	"regexp"
 	"testing"
+
+	"herald/internal/testkit"
 )
 
 // TestReplayGivesUpWhenTheServerIsGone: a replay whose connection is cut

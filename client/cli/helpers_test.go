@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -138,14 +137,14 @@ func runCLI(t *testing.T, env []string, stdin io.Reader, args ...string) result 
 type running struct {
 	cancel         context.CancelFunc
 	done           chan int
-	stdout, stderr *syncBuffer
+	stdout, stderr *testkit.Buffer
 }
 
 // startCLI starts a command in the background.
 func startCLI(t *testing.T, env []string, stdin io.Reader, args ...string) *running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{cancel: cancel, done: make(chan int, 1), stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	r := &running{cancel: cancel, done: make(chan int, 1), stdout: &testkit.Buffer{}, stderr: &testkit.Buffer{}}
 	if stdin == nil {
 		stdin = strings.NewReader("")
 	}
@@ -183,7 +182,7 @@ func (r *running) wait(t *testing.T) int {
 
 // waitFor waits until cond holds of the buffer's text, and returns the
 // text it held of.
-func waitFor(t *testing.T, what string, b *syncBuffer, cond func(string) bool) string {
+func waitFor(t *testing.T, what string, b *testkit.Buffer, cond func(string) bool) string {
 	t.Helper()
 	var got string
 	testkit.WaitFor(t, 20*time.Second, what, func() bool {
@@ -195,24 +194,6 @@ func waitFor(t *testing.T, what string, b *syncBuffer, cond func(string) bool) s
 
 // lines counts the complete lines of s.
 func lines(s string) int { return strings.Count(s, "\n") }
-
-// syncBuffer is a goroutine-safe buffer.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // notifyHTTP publishes through the API directly (not the command under
 // test) and returns the notification id.

@@ -1,10 +1,11 @@
 package cli
 
 import (
-	"herald/internal/testkit"
 	"regexp"
 	"strings"
 	"testing"
+
+	"herald/internal/testkit"
 )
 
 // allEvents is what `watch --output json` must have printed: every

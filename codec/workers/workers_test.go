@@ -3,11 +3,12 @@ package workers
 import (
 	"context"
 	"errors"
-	"herald/internal/testkit"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"herald/internal/testkit"
 )
 
 func TestPool(t *testing.T) {

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"herald/internal/testkit"
 	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"herald/internal/testkit"
 )
 
 // safeBuffer is a bytes.Buffer for concurrent use that counts the Write

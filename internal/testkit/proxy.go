@@ -24,7 +24,7 @@ type Proxy struct {
 	holding  bool
 	held     []net.Conn
 	accepted int
-	seen     *buffer // what the target sent on the latest connection
+	seen     *Buffer // what the target sent on the latest connection
 }
 
 // NewProxy listens on a loopback port and forwards to target, a host:port
@@ -38,7 +38,7 @@ func NewProxy(t testing.TB, target string) *Proxy {
 	if i := strings.Index(target, "://"); i >= 0 {
 		target = target[i+3:]
 	}
-	p := &Proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}, seen: &buffer{}}
+	p := &Proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}, seen: &Buffer{}}
 	go p.serve()
 	t.Cleanup(func() {
 		ln.Close()
@@ -81,7 +81,7 @@ func (p *Proxy) forward(c net.Conn) {
 		c.Close()
 		return
 	}
-	seen := &buffer{}
+	seen := &Buffer{}
 	p.mu.Lock()
 	if p.down {
 		p.mu.Unlock()
@@ -173,19 +173,23 @@ func (p *Proxy) Latest() string {
 	return seen.String()
 }
 
-// buffer is a bytes.Buffer safe for one writer and concurrent readers.
-type buffer struct {
+// Buffer is a bytes.Buffer safe for concurrent writers and readers: a
+// log sink or a child process's output that a test reads while it is
+// written.
+type Buffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (b *buffer) Write(p []byte) (int, error) {
+// Write appends p.
+func (b *Buffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.Write(p)
 }
 
-func (b *buffer) String() string {
+// String returns what was written so far.
+func (b *Buffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
