@@ -16,6 +16,7 @@ import (
 	"herald/handlers"
 	"herald/jetstream"
 	"herald/metrics"
+	"herald/tracing"
 )
 
 // Options configure a Server.
@@ -57,6 +58,10 @@ type Options struct {
 	// OTLP reports the counts of the log's OTLP export (main's
 	// tracing.Telemetry) to the metrics; nil leaves them at zero.
 	OTLP metrics.OTLPCounts
+	// Tracer records the spans of requests, notifies and deliveries and
+	// carries trace context with notifications (main's
+	// tracing.Telemetry.Tracer); nil turns tracing off.
+	Tracer *tracing.Tracer
 }
 
 // BackendError is a failure of New to start or reach the backend, as
