@@ -135,6 +135,10 @@ func New(ctx context.Context, cfg *configs.Config, opts Options) (*Server, error
 	}
 	hopts := handlers.Options{Settings: rt.Handlers, Engine: s.eng, StreamWriteTimeout: opts.StreamWriteTimeout,
 		Version: opts.Version, Logger: log}
+	if opts.Tracer != nil {
+		kind := cfg.NotificationBackend.Kind
+		hopts.Tracing = engine.Tracing{Tracer: opts.Tracer, Backend: kind, Remote: kind == configs.BackendJetStream}
+	}
 	if s.metrics != nil {
 		hopts.Observer = handlersObserver{s.metrics}
 	}
@@ -199,7 +203,7 @@ func NewEngine(ctx context.Context, cfg *configs.Config, log *slog.Logger, obs j
 // settings are applied by the caller where order matters).
 func (s *Server) install(rt *Runtime) {
 	s.limits.Configure(rt.Limits)
-	ao := api.Options{Handlers: s.h, Logger: s.log, Auth: rt.Auth, CORS: rt.CORS, Limits: s.limits, Reload: s.AdminReload}
+	ao := api.Options{Handlers: s.h, Logger: s.log, Auth: rt.Auth, CORS: rt.CORS, Limits: s.limits, Reload: s.AdminReload, Tracer: s.opts.Tracer}
 	if s.metrics != nil {
 		ao.Metrics = s.metrics.Middleware
 	}

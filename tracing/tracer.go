@@ -248,3 +248,13 @@ func (fields) Set(string, string) {}
 
 // Keys implements propagation.TextMapCarrier.
 func (fields) Keys() []string { return []string{TraceParent, TraceState} }
+
+// Delivered ends the span of a delivery burst of count notifications
+// (messaging.batch.message_count), with err as its error when the burst
+// could not be sent.
+func Delivered(span trace.Span, count int, err error) {
+	if span.IsRecording() {
+		span.SetAttributes(attribute.Int("messaging.batch.message_count", count))
+	}
+	End(span, err)
+}
