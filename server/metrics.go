@@ -70,14 +70,14 @@ func (s *Server) serveMetrics(cfg *configs.Config, ln net.Listener) error {
 			return err
 		}
 	}
-	s.metricsSrv = s.metrics.Serve(ln, s.log.With("component", "metrics"))
+	s.metricsSrv = s.metrics.Serve(ln, metrics.ServeOptions{Log: s.log.With("component", "metrics"), Pprof: cfg.Metrics.Pprof})
 	s.metrics.ECPDSCacheSize(func() int {
 		if e := s.Runtime().ECPDS; e != nil {
 			return e.Stats().Entries
 		}
 		return 0
 	})
-	s.log.Info("metrics listening", "address", ln.Addr().String(), "path", "/metrics")
+	s.log.Info("metrics listening", "address", ln.Addr().String(), "path", "/metrics", "pprof", cfg.Metrics.Pprof)
 	return nil
 }
 
