@@ -2,8 +2,10 @@ package handlers_test
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -239,5 +241,41 @@ func TestNoTraceContextWithoutTracing(t *testing.T) {
 		if rec.TraceParent != "" || rec.TraceState != "" {
 			t.Fatalf("record %d stored with trace context %q %q", rec.Seq, rec.TraceParent, rec.TraceState)
 		}
+	}
+}
+
+// TestTracingCollectorDown: with the collector's address refusing
+// connections, notifies are answered as without tracing (every one
+// stored, none waiting for the export), and the failed exports are
+// counted. (The exact count of dropped spans is tracing's test.)
+func TestTracingCollectorDown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // connections to addr are refused from now on
+	tel, err := tracing.New(t.Context(), tracing.Options{
+		Traces:         &tracing.TraceExport{Protocol: tracing.ProtocolGRPC, URL: "http://" + addr, SampleRatio: 1, MaxQueueSize: 4},
+		ExportTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	s := startTracedServer(t, testConfig, nil, tel.Tracer())
+	start := time.Now()
+	for i := range 50 {
+		s.notify(t, `{"event_type":"mars","identifier":{`+marsIdent+`,"step":`+strconv.Itoa(i)+`},"payload":null}`)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("50 notifies took %s with the collector down", d)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if err := tel.ForceFlush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if tel.TraceExportFailures() == 0 || tel.TraceSpansExported() != 0 {
+		t.Fatalf("export failures %d, exported %d; want failures and nothing exported", tel.TraceExportFailures(), tel.TraceSpansExported())
 	}
 }

@@ -30,12 +30,15 @@ type spanQueueOptions struct {
 // spanQueue is the span processor of herald's traces: a bounded queue
 // that a finished span enters without ever waiting (when it is full the
 // span is dropped and counted) and a goroutine that exports it in
-// batches of up to 512, at least every interval. The SDK's batch
+// batches of up to 512, every interval or as soon as a batch's worth
+// waits. The SDK's batch
 // processor drops in the same way but does not say how many, which
 // /metrics must.
 type spanQueue struct {
 	exp      sdktrace.SpanExporter
 	q        chan sdktrace.ReadOnlySpan
+	full     chan struct{} // a batch's worth waits
+	batchAt  int
 	flush    chan chan struct{}
 	stop     chan struct{}
 	done     chan struct{}
@@ -64,7 +67,7 @@ func newSpanQueue(exp sdktrace.SpanExporter, o spanQueueOptions) *spanQueue {
 	if o.log == nil {
 		o.log = slog.New(slog.DiscardHandler)
 	}
-	q := &spanQueue{exp: exp, q: make(chan sdktrace.ReadOnlySpan, o.size), flush: make(chan chan struct{}),
+	q := &spanQueue{exp: exp, q: make(chan sdktrace.ReadOnlySpan, o.size), full: make(chan struct{}, 1), batchAt: min(o.size, spanBatch), flush: make(chan chan struct{}),
 		stop: make(chan struct{}), done: make(chan struct{}), interval: o.interval, timeout: o.timeout, log: o.log, target: o.target}
 	go q.run()
 	return q
@@ -81,48 +84,52 @@ func (q *spanQueue) OnEnd(s sdktrace.ReadOnlySpan) {
 	}
 	select {
 	case q.q <- s:
+		if len(q.q) >= q.batchAt {
+			select {
+			case q.full <- struct{}{}:
+			default:
+			}
+		}
 	default:
 		q.dropped.Add(1)
 	}
 }
 
-// run exports the queue's spans in batches until Shutdown.
+// run exports the queue's spans in batches until Shutdown: at each
+// interval, when a batch's worth waits, on ForceFlush and on Shutdown.
+// Spans wait in the channel itself (not in a batch being filled), so
+// that the channel's capacity is the bound on spans waiting.
 func (q *spanQueue) run() {
 	defer close(q.done)
 	tick := time.NewTicker(q.interval)
 	defer tick.Stop()
 	batch := make([]sdktrace.ReadOnlySpan, 0, spanBatch)
-	send := func() {
-		if len(batch) > 0 {
+	// drain exports what is queued now, a batch at a time.
+	drain := func() {
+		for {
+			for len(batch) < spanBatch {
+				select {
+				case s := <-q.q:
+					batch = append(batch, s)
+					continue
+				default:
+				}
+				break
+			}
+			if len(batch) == 0 {
+				return
+			}
 			q.export(batch)
 			clear(batch)
 			batch = batch[:0]
 		}
 	}
-	// drain moves what is queued now into batches and exports them.
-	drain := func() {
-		for {
-			select {
-			case s := <-q.q:
-				batch = append(batch, s)
-				if len(batch) == spanBatch {
-					send()
-				}
-			default:
-				send()
-				return
-			}
-		}
-	}
 	for {
 		select {
-		case s := <-q.q:
-			batch = append(batch, s)
-			if len(batch) == spanBatch {
-				send()
-			}
+		case <-q.full:
+			drain()
 		case <-tick.C:
-			send()
+			drain()
 		case ack := <-q.flush:
 			drain()
 			close(ack)

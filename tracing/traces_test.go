@@ -205,3 +205,33 @@ func TestFormatTraceParent(t *testing.T) {
 		}
 	}
 }
+
+// TestTracesQueueBound: while the collector holds an export, the spans
+// ended meanwhile wait in the queue up to its size and the others are
+// dropped, each counted; released, the held and queued spans arrive.
+func TestTracesQueueBound(t *testing.T) {
+	c := tracingtest.StartGRPC(t)
+	release := c.Hold()
+	defer release()
+	tel, err := New(t.Context(), Options{Traces: &TraceExport{Protocol: ProtocolGRPC, URL: traceURL(c), SampleRatio: 1, MaxQueueSize: 4},
+		ExportInterval: time.Hour, ExportTimeout: wait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	tr := tel.Tracer()
+	end := func(n int) {
+		for range n {
+			_, span := tr.StartPublish(context.Background(), "mars", 1)
+			span.End()
+		}
+	}
+	end(4) // a batch's worth for a queue of 4: exported at once, and held
+	c.WaitRequests(t, wait, 1)
+	end(100) // 4 wait in the queue, 96 are dropped
+	if got := tel.TraceSpansDropped(); got != 96 {
+		t.Fatalf("dropped %d, want 96", got)
+	}
+	release()
+	c.WaitSpans(t, wait, "the held and the queued spans", func(s []tracingtest.Span) bool { return len(s) == 8 })
+}
