@@ -256,7 +256,7 @@ func TestTracingCollectorDown(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // connections to addr are refused from now on
 	tel, err := tracing.New(t.Context(), tracing.Options{
-		Traces:         &tracing.TraceExport{Protocol: tracing.ProtocolGRPC, URL: "http://" + addr, SampleRatio: 1, MaxQueueSize: 4},
+		Traces:        &tracing.TraceExport{Protocol: tracing.ProtocolGRPC, URL: "http://" + addr, SampleRatio: 1, MaxQueueSize: 4},
 		ExportTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
