@@ -348,7 +348,7 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 		return 1
 	}
 	srv, err := server.New(ctx, cfg, server.Options{ConfigPath: path, Env: env, Logger: log, LogLevel: level, Version: heraldVersion(), Runtime: rt,
-		MetricsListener: mln, OTLP: tel})
+		MetricsListener: mln, OTLP: tel, Tracer: tel.Tracer()})
 	if err != nil {
 		fmt.Fprintf(stderr, "herald: %v\n", err)
 		return 1
@@ -392,12 +392,16 @@ func serve(ctx context.Context, args, env []string, stdout, stderr io.Writer, re
 const otlpFlushTimeout = 5 * time.Second
 
 // newTelemetry sets up the OpenTelemetry pipeline of cfg: the log's
-// export over OTLP when logging.otlp is enabled. diag receives the
+// export over OTLP when logging.otlp is enabled, and the tracer with its
+// span export when tracing is. diag receives the
 // export's own problems and must write to stdout only.
 func newTelemetry(ctx context.Context, cfg *configs.Config, env []string, diag *slog.Logger) (*tracing.Telemetry, error) {
 	opts := tracing.Options{Version: heraldVersion(), Env: env, Diagnostics: diag}
 	if e, ok := cfg.Logging.Export(); ok {
 		opts.Logs = &tracing.LogExport{Protocol: e.Protocol, URL: e.URL}
+	}
+	if t := cfg.Tracing; t.On() {
+		opts.Traces = &tracing.TraceExport{Protocol: t.Protocol, URL: t.ExportURL(), SampleRatio: t.SampleRatio, MaxQueueSize: t.MaxQueueSize}
 	}
 	return tracing.New(ctx, opts)
 }
@@ -408,7 +412,7 @@ func flushTelemetry(tel *tracing.Telemetry, stdout *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), otlpFlushTimeout)
 	defer cancel()
 	if err := tel.Shutdown(ctx); err != nil {
-		stdout.Warn("OTLP log export: the last records may be lost", "error", err.Error())
+		stdout.Warn("OTLP export: the last records or spans may be lost", "error", err.Error())
 	}
 }
 

@@ -1,6 +1,6 @@
 // Package api wires herald's HTTP surface: the chi router with every
 // route, and the middleware around it (request id, recovery, access log,
-// CORS, decompression, authentication through package auth's
+// CORS, decompression, tracing, authentication through package auth's
 // Authenticator, concurrent-stream limits). It owns no endpoint logic
 // (package handlers) and no business rules: per-stream authorisation and
 // the ECPDS check run in the handlers, on the identity the Authenticator
@@ -18,6 +18,7 @@ import (
 	"herald/docs"
 	"herald/handlers"
 	"herald/openapi"
+	"herald/tracing"
 )
 
 // Options configure the router.
@@ -40,6 +41,9 @@ type Options struct {
 	// Reload serves POST /api/v1/admin/reload (package server's); nil
 	// answers 501.
 	Reload http.HandlerFunc
+	// Tracer, when not nil, records a server span per request (Tracing),
+	// inside the metrics middleware and around every other one.
+	Tracer *tracing.Tracer
 }
 
 // NewRouter returns the HTTP handler serving every herald route.
@@ -56,6 +60,9 @@ func NewRouter(opts Options) http.Handler {
 	r := chi.NewRouter()
 	if opts.Metrics != nil {
 		r.Use(opts.Metrics)
+	}
+	if opts.Tracer != nil {
+		r.Use(Tracing(opts.Tracer))
 	}
 	r.Use(RequestID, Recoverer(log), AccessLog(log), opts.CORS.Middleware, Decompress)
 	// Set before the routes: sub-routers inherit them when mounted.

@@ -2,6 +2,7 @@ package configs
 
 import (
 	"cmp"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -176,6 +177,8 @@ func newValue(t reflect.Type) reflect.Value {
 		return reflect.ValueOf(defaultCORS())
 	case reflect.TypeFor[OTLP]():
 		return reflect.ValueOf(defaultOTLP())
+	case reflect.TypeFor[Tracing]():
+		return reflect.ValueOf(defaultTracing())
 	}
 	return reflect.New(t)
 }
@@ -218,6 +221,8 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) {
 		v.SetBool(b)
 	case reflect.Int, reflect.Int64, reflect.Int32:
 		d.integer(n, v, path)
+	case reflect.Float64:
+		d.float(n, v, path)
 	case reflect.Slice:
 		switch v.Type().Elem().Kind() {
 		case reflect.String:
@@ -524,6 +529,23 @@ func (d *decoder) integer(n *yaml.Node, v reflect.Value, path string) {
 		return
 	}
 	v.SetInt(i)
+}
+
+// float decodes a number: an integer or a decimal (YAML's !!int or
+// !!float, or any such text from the environment). Infinities and NaN
+// are refused.
+func (d *decoder) float(n *yaml.Node, v reflect.Value, path string) {
+	tag := n.ShortTag()
+	if n.Kind != yaml.ScalarNode || (d.env == "" && tag != "!!int" && tag != "!!float") {
+		d.typeError(n, path, "a number")
+		return
+	}
+	f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		d.typeError(n, path, "a number")
+		return
+	}
+	v.SetFloat(f)
 }
 
 // scalarInt parses an integer scalar. ok is false when the value is not an

@@ -38,6 +38,12 @@ type Config struct {
 	// Session is herald: the limits of WebSocket sessions
 	// (GET /api/v1/session).
 	Session Session `yaml:"session"`
+	// Tracing is herald: `tracing`, OpenTelemetry traces of notifies and
+	// deliveries exported over OTLP, and the W3C trace context carried
+	// from publishers to subscribers; nil when the block is absent. Left
+	// out of the JSON form when nil, so that a config without it keeps
+	// its fingerprint.
+	Tracing *Tracing `yaml:"tracing" json:",omitempty"`
 }
 
 // Session is herald's `session` block: the limits of one WebSocket
@@ -294,6 +300,10 @@ type Metrics struct {
 	Host    string `yaml:"host"`
 	// Port is 0 when unset.
 	Port int `yaml:"port"`
+	// Pprof is herald: when true (and Enabled), the metrics listener also
+	// serves Go's profiles (net/http/pprof) under /debug/pprof/. Off by
+	// default; left out of the JSON form when false.
+	Pprof bool `yaml:"pprof" json:",omitempty"`
 }
 
 // Partial-outage policies accepted by `ecpds.partial_outage_policy`.

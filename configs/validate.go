@@ -432,6 +432,9 @@ func (v *validator) auth() {
 func (v *validator) metrics() {
 	m := &v.c.Metrics
 	if !m.Enabled {
+		if m.Pprof {
+			v.global("metrics.pprof", "needs metrics.enabled true: the profiles are served on the metrics listener")
+		}
 		return
 	}
 	switch {
@@ -471,6 +474,7 @@ func (v *validator) logging() {
 		v.global("logging.level", "must be %s, got %s", LogLevelNames, quote(v.c.Logging.Level))
 	}
 	v.otlp()
+	v.tracing()
 }
 
 // bareName reports whether s can name an identifier field: not empty,

@@ -98,7 +98,12 @@ func (h *Handlers) Events(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	results := engine.PublishAll(r.Context(), h.eng, ns)
+	results := h.trace.PublishEach(r.Context(), h.eng, ns, func(i int) int {
+		if len(ns) == 1 {
+			return len(body)
+		}
+		return len(ns[i].Payload)
+	})
 	ids := make([]string, 0, len(results))
 	var failure error
 	for _, res := range results {

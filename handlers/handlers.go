@@ -148,6 +148,9 @@ type Options struct {
 	// Observer is told what the handlers do (metrics); nil records
 	// nothing.
 	Observer Observer
+	// Tracing traces notifies and deliveries; its zero value (tracing
+	// off) records nothing and stores no trace context.
+	Tracing engine.Tracing
 }
 
 // Handlers serves the endpoints. Create it with New.
@@ -160,6 +163,7 @@ type Handlers struct {
 	now          func() time.Time
 	obs          Observer
 	observing    bool // obs records something (not NoObserver)
+	trace        engine.Tracing
 
 	// running holds the watch and replay streams being served, to end
 	// them on shutdown and reload; streams counts those whose event
@@ -196,6 +200,7 @@ func New(opts Options) *Handlers {
 		log:          opts.Logger,
 		now:          opts.Now,
 		obs:          opts.Observer,
+		trace:        opts.Tracing,
 	}
 	h.observing = h.obs != nil
 	if !h.observing {
@@ -212,7 +217,7 @@ func New(opts Options) *Handlers {
 		h.writeTimeout = DefaultStreamWriteTimeout
 	}
 	h.sessionDeps = session.Deps{Engine: h.eng, Settings: func() *session.Settings { return h.Settings().session },
-		Streams: &h.running, Counters: &h.sessions, Log: h.log, Now: h.now, Version: h.version}
+		Streams: &h.running, Counters: &h.sessions, Log: h.log, Now: h.now, Version: h.version, Tracing: h.trace}
 	if h.observing {
 		h.sessionDeps.Observer = sessionObserver{h.obs}
 	}

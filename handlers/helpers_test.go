@@ -20,6 +20,7 @@ import (
 	"herald/handlers"
 	"herald/jetstream/jetstreamtest"
 	herald "herald/server"
+	"herald/tracing"
 )
 
 // testConfig is the base config of the HTTP tests: a MARS-like stream, a
@@ -103,6 +104,12 @@ type server struct {
 // and for fuzz targets (the backend a bad request could break).
 func startServer(t testing.TB, yaml string, edit func(*configs.Config)) *server {
 	t.Helper()
+	return startTracedServer(t, yaml, edit, nil)
+}
+
+// startTracedServer is startServer with tracing by tr (nil: off).
+func startTracedServer(t testing.TB, yaml string, edit func(*configs.Config), tr *tracing.Tracer) *server {
+	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
@@ -133,6 +140,7 @@ func startServer(t testing.TB, yaml string, edit func(*configs.Config)) *server 
 		// Generous: the race detector slows publishers in the slow
 		// watcher test while the client deliberately reads nothing.
 		StreamWriteTimeout: 5 * time.Minute,
+		Tracer:             tr,
 	})
 	if err != nil {
 		t.Fatalf("server: %v", err)

@@ -11,6 +11,8 @@ func TestOnJetStream(t *testing.T) {
 		fn   func(*testing.T)
 	}{
 		{"NotifySuccess", TestNotifySuccess},
+		{"TracingEndToEnd", TestTracingEndToEnd},
+		{"NoTraceContextWithoutTracing", TestNoTraceContextWithoutTracing},
 		{"NotifyBatch", TestNotifyBatch},
 		{"NotifyBatchInvalid", TestNotifyBatchInvalid},
 		{"NotifyBatchRequestErrors", TestNotifyBatchRequestErrors},

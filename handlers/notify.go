@@ -67,7 +67,9 @@ func (h *Handlers) Notify(w http.ResponseWriter, r *http.Request) {
 		writeRequestError(w, r, notifyEndpoint, err)
 		return
 	}
-	seq, _, err := h.eng.Publish(r.Context(), n)
+	ctx, span := h.trace.Start(r.Context(), n, len(body))
+	seq, _, err := h.trace.Publish(ctx, h.eng, n)
+	h.trace.Done(span, s.Name, seq, err)
 	if err != nil {
 		h.writeStorageError(w, r, err)
 		return

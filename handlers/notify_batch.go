@@ -120,7 +120,12 @@ func (h *Handlers) NotifyBatch(w http.ResponseWriter, r *http.Request) {
 	// Once validated the batch is published to its end even if the client
 	// goes away: a disconnect must not cut it at an arbitrary point. The
 	// engine's own timeouts bound it.
-	results := engine.PublishAll(context.WithoutCancel(r.Context()), h.eng, ns)
+	results := h.trace.PublishEach(context.WithoutCancel(r.Context()), h.eng, ns, func(i int) int {
+		if len(ns) == len(raws) {
+			return len(raws[i])
+		}
+		return len(ns[i].Payload)
+	})
 	h.answerBatch(w, r, start, els, results)
 }
 

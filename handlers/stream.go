@@ -65,6 +65,7 @@ func (h *Handlers) serveStream(w http.ResponseWriter, r *http.Request, mode stre
 	}
 	obs := h.obs.Stream(StreamLabels{Transport: TransportSSE, Route: route, EventType: eventTypeLabel(s), User: streamUser(ident)})
 	spec.Observer = obs
+	spec.Tracer, spec.Transport = h.trace.Tracer, TransportSSE
 	key, render := p.Renderer(reg)
 	sink := &sseSink{
 		h: h, w: w, watch: set.Watch, cors: !set.CORSManaged, mode: mode, cursors: spec.Cursors, cap: s.MaxHistorical, obs: obs,

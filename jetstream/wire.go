@@ -31,6 +31,10 @@ const (
 	// HeaderContentType holds the payload's media type when it is not
 	// application/json.
 	HeaderContentType = "Content-Type"
+	// HeaderTraceParent and HeaderTraceState hold the W3C trace context
+	// of the notification's creation, when it has one (tracing on).
+	HeaderTraceParent = "traceparent"
+	HeaderTraceState  = "tracestate"
 )
 
 // maxSubjectLen bounds the wire subject of a notification: a NATS server
@@ -143,6 +147,12 @@ func message(n *notification.Notification, streamName, eventType, msgID string) 
 	for k, v := range n.Geometry.Metadata() {
 		h[k] = []string{v}
 	}
+	if n.TraceParent != "" {
+		h[HeaderTraceParent] = []string{n.TraceParent}
+		if n.TraceState != "" {
+			h[HeaderTraceState] = []string{n.TraceState}
+		}
+	}
 	return &nats.Msg{Subject: subject, Data: n.Payload, Header: h}, nil
 }
 
@@ -177,6 +187,12 @@ func record(subject string, h nats.Header, data []byte, seq uint64, at time.Time
 	}
 	if v := h.Get(HeaderContentType); v != "" {
 		rec.ContentType = v
+	}
+	if v := h[HeaderTraceParent]; len(v) > 0 {
+		rec.TraceParent = v[0]
+		if v := h[HeaderTraceState]; len(v) > 0 {
+			rec.TraceState = v[0]
+		}
 	}
 	if v := h.Get(HeaderIdentifier); v != "" {
 		if err := json.Unmarshal([]byte(v), &rec.Identifier); err != nil {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -199,15 +200,34 @@ type Server struct {
 	done chan struct{}
 }
 
-// Serve serves the registry on ln at /metrics (anything else is a 404);
-// every response carries a fresh X-Request-ID. It returns at once; stop
-// it with Shutdown.
-func (m *Metrics) Serve(ln net.Listener, log *slog.Logger) *Server {
+// ServeOptions configure Serve.
+type ServeOptions struct {
+	// Log receives the listener's errors; nil discards them.
+	Log *slog.Logger
+	// Pprof also serves Go's runtime profiles (net/http/pprof) under
+	// /debug/pprof/ (metrics.pprof).
+	Pprof bool
+}
+
+// Serve serves the registry on ln at /metrics, and with opts.Pprof the
+// profiles at /debug/pprof/ (anything else is a 404); every response
+// carries a fresh X-Request-ID. It returns at once; stop it with
+// Shutdown.
+func (m *Metrics) Serve(ln net.Listener, opts ServeOptions) *Server {
+	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
+	if opts.Pprof {
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("POST /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Request-ID", uuid.NewString())
 		mux.ServeHTTP(w, r)

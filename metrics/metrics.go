@@ -44,6 +44,22 @@ type Options struct {
 	// (tracing.Telemetry); nil leaves its two series at zero. They exist
 	// either way, as in aviso-server, whether logging.otlp is on or not.
 	OTLP OTLPCounts
+	// Traces reports the counts of the span export (tracing.Telemetry);
+	// nil leaves its series at zero. They exist whether tracing is on or
+	// not.
+	Traces TraceCounts
+}
+
+// TraceCounts are the counts of the span export, read when scraped.
+type TraceCounts interface {
+	// TraceSpansDropped is the number of finished spans dropped because
+	// the export queue was full.
+	TraceSpansDropped() uint64
+	// TraceExportFailures is the number of span batches the collector
+	// did not accept.
+	TraceExportFailures() uint64
+	// TraceSpansExported is the number of spans the collector accepted.
+	TraceSpansExported() uint64
 }
 
 // OTLPCounts are the counts of the log's OTLP export. The pipeline that
@@ -294,7 +310,30 @@ func New(opts Options) *Metrics {
 		"Requests to each ECPDS server, by server and outcome (the outcomes of aviso_ecpds_fetch_total).", "server", "outcome")
 	m.serverFetchT = histogram("herald_ecpds_fetch_duration_seconds", "Duration of requests to each ECPDS server.", prometheus.DefBuckets, "server")
 	m.otlpCounters(opts.OTLP)
+	m.traceCounters(opts.Traces)
 	return m
+}
+
+// traceCounters registers the series of the span export, read from
+// counts when scraped.
+func (m *Metrics) traceCounters(counts TraceCounts) {
+	read := func(f func(TraceCounts) uint64) func() float64 {
+		return func() float64 {
+			if counts == nil {
+				return 0
+			}
+			return float64(f(counts))
+		}
+	}
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "herald_trace_spans_dropped_total",
+		Help: "Finished spans dropped because the export queue (tracing.max_queue_size) was full: the collector is slow or down; notifies never wait for it."},
+		read(TraceCounts.TraceSpansDropped)))
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "herald_trace_export_failures_total",
+		Help: "Failed OTLP span batch exports: each is one batch (up to 512 spans) that the collector did not accept; its spans are dropped."},
+		read(TraceCounts.TraceExportFailures)))
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "herald_trace_spans_exported_total",
+		Help: "Spans the OTLP collector accepted."},
+		read(TraceCounts.TraceSpansExported)))
 }
 
 // otlpCounters registers aviso-server's two series of the log's OTLP

@@ -78,12 +78,15 @@ func (s *Schema) CloudEvent(n *Notification, seq uint64, at time.Time) ([]byte, 
 	b = appendPayload(b, n.Payload)
 	b = append(b, `},"datacontenttype":"application/json","dataschema":`...)
 	b = append(b, s.ce.schema...)
-	return s.appendEnd(b, seq, at), nil
+	return s.appendEnd(b, n, seq, at), nil
 }
 
-// appendEnd appends the attributes after dataschema (and the extension
-// attributes): id, source, specversion, time and type.
-func (s *Schema) appendEnd(b []byte, seq uint64, at time.Time) []byte {
+// appendEnd appends the attributes after dataschema: id, source,
+// specversion, time, the distributed tracing extension's traceparent and
+// tracestate when n carries a trace context (in their alphabetical
+// place; a notification stored without one renders as it always has),
+// and type.
+func (s *Schema) appendEnd(b []byte, n *Notification, seq uint64, at time.Time) []byte {
 	b = append(b, `,"id":"`...)
 	b = append(b, s.ce.idPrefix...)
 	b = strconv.AppendUint(b, seq, 10)
@@ -91,6 +94,17 @@ func (s *Schema) appendEnd(b []byte, seq uint64, at time.Time) []byte {
 	b = append(b, s.ce.source...)
 	b = append(b, `,"specversion":"1.0","time":"`...)
 	b = AppendTime(b, at)
+	if n.TraceParent != "" {
+		b = append(b, `","traceparent":`...)
+		b = jsonstr.Append(b, n.TraceParent)
+		if n.TraceState != "" {
+			b = append(b, `,"tracestate":`...)
+			b = jsonstr.Append(b, n.TraceState)
+		}
+		// s.ce.typ starts with the quote that closes the time.
+		b = append(b, ',')
+		return append(b, s.ce.typ[2:]...)
+	}
 	return append(b, s.ce.typ...)
 }
 

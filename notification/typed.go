@@ -383,5 +383,5 @@ func (s *Schema) CloudEventView(n *Notification, seq uint64, at time.Time, v *Vi
 		b = v.AppendExt(b)
 	}
 	b = append(b, ext...)
-	return s.appendEnd(b, seq, at), nil
+	return s.appendEnd(b, n, seq, at), nil
 }

@@ -63,6 +63,12 @@ type Notification struct {
 	Payload []byte
 	// ContentType is the media type of Payload ("application/json").
 	ContentType string
+	// TraceParent and TraceState are the W3C trace context of the
+	// notification's creation (its publish span), stored with it and
+	// delivered as the CloudEvent's traceparent and tracestate extension
+	// attributes. Both are empty when tracing is off: the notification
+	// is then stored and delivered as it was without tracing.
+	TraceParent, TraceState string
 }
 
 // Base returns the topic base, the stream the notification belongs to.

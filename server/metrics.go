@@ -41,9 +41,11 @@ func (o handlersObserver) Stream(l handlers.StreamLabels) handlers.StreamObserve
 }
 
 // newMetrics creates the metrics of a server whose configuration enables
-// them, reading the OTLP export's counts from otlp (nil: zero).
+// them, reading the OTLP export's counts from otlp (nil: zero), and
+// the span export's when otlp has them (tracing.Telemetry does).
 func newMetrics(cfg *configs.Config, version string, otlp metrics.OTLPCounts) *metrics.Metrics {
-	return metrics.New(metrics.Options{Version: version, Backend: cfg.NotificationBackend.Kind, EndReasons: stream.ReasonNames(), OTLP: otlp})
+	traces, _ := otlp.(metrics.TraceCounts)
+	return metrics.New(metrics.Options{Version: version, Backend: cfg.NotificationBackend.Kind, EndReasons: stream.ReasonNames(), OTLP: otlp, Traces: traces})
 }
 
 // describe creates the series of a Runtime's event types, codecs and
@@ -68,14 +70,14 @@ func (s *Server) serveMetrics(cfg *configs.Config, ln net.Listener) error {
 			return err
 		}
 	}
-	s.metricsSrv = s.metrics.Serve(ln, s.log.With("component", "metrics"))
+	s.metricsSrv = s.metrics.Serve(ln, metrics.ServeOptions{Log: s.log.With("component", "metrics"), Pprof: cfg.Metrics.Pprof})
 	s.metrics.ECPDSCacheSize(func() int {
 		if e := s.Runtime().ECPDS; e != nil {
 			return e.Stats().Entries
 		}
 		return 0
 	})
-	s.log.Info("metrics listening", "address", ln.Addr().String(), "path", "/metrics")
+	s.log.Info("metrics listening", "address", ln.Addr().String(), "path", "/metrics", "pprof", cfg.Metrics.Pprof)
 	return nil
 }
 

@@ -24,6 +24,11 @@ func TestFixedChangesOTLP(t *testing.T) {
 		{"protocol", "logging: {otlp: {enabled: true, endpoint: c:4317}}\n", "logging: {otlp: {enabled: true, endpoint: c:4317, protocol: http}}\n", "[logging.otlp]"},
 		{"disabled block added", "", "logging: {otlp: {enabled: false, endpoint: c:4317}}\n", "[]"},
 		{"same URL", "logging: {otlp: {enabled: true, endpoint: c:4317}}\n", "logging: {otlp: {enabled: true, endpoint: ' http://c:4317', headers: x}}\n", "[]"},
+		{"tracing enabled", "", "tracing: {enabled: true, endpoint: c:4317}\n", "[tracing]"},
+		{"tracing ratio", "tracing: {enabled: true, endpoint: c:4317}\n", "tracing: {enabled: true, endpoint: c:4317, sample_ratio: 0.5}\n", "[tracing]"},
+		{"tracing disabled block added", "", "tracing: {enabled: false, endpoint: c:4317}\n", "[]"},
+		{"tracing same URL", "tracing: {enabled: true, endpoint: c:4317}\n", "tracing: {enabled: true, endpoint: 'http://c:4317'}\n", "[]"},
+		{"metrics.pprof", "metrics: {enabled: true, port: 9000}\n", "metrics: {enabled: true, port: 9000, pprof: true}\n", "[metrics]"},
 		{"enable_auto_reconnect", "", "notification_backend: {kind: in_memory, jetstream: {enable_auto_reconnect: false}}\n", "[]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -49,9 +49,10 @@ var reloadable = []string{
 }
 
 // fixedWhole are fixed settings named as one when any key under them
-// changes: the log's OTLP export is compared by its effect, and the
-// metrics listener is one thing to restart.
-var fixedWhole = []string{"logging.otlp", "metrics"}
+// changes: the log's OTLP export is compared by its effect, the metrics
+// listener is one thing to restart, and so is the tracer provider (the
+// tracing block is read once, at startup).
+var fixedWhole = []string{"logging.otlp", "metrics", "tracing"}
 
 // isReloadable reports whether path is declared reloadable, itself or
 // through a parent path.
@@ -65,12 +66,13 @@ func isReloadable(path string, declared []string) bool {
 }
 
 // fixedChanges lists the settings that differ between old and next and
-// are not declared reloadable. The log's OTLP export is compared by
-// effect: a block with enabled false is no block, and the keys it ignores
-// change nothing.
+// are not declared reloadable. The log's OTLP export and the tracing
+// block are compared by effect: a block with enabled false is no block,
+// and the keys the log's block ignores change nothing.
 func fixedChanges(old, next *configs.Config) []string {
 	o, n := *old, *next
 	o.Logging.OTLP, n.Logging.OTLP = exportOf(old.Logging), exportOf(next.Logging)
+	o.Tracing, n.Tracing = tracingOf(old.Tracing), tracingOf(next.Tracing)
 	return unreloadable(&o, &n, reloadable)
 }
 
@@ -82,6 +84,17 @@ func exportOf(l configs.Logging) *configs.OTLP {
 		return nil
 	}
 	return &configs.OTLP{Enabled: true, Protocol: e.Protocol, Endpoint: e.URL}
+}
+
+// tracingOf is the tracing block as its effect: nil when tracing is off
+// (whatever the other keys say), else the block with its export URL.
+func tracingOf(t *configs.Tracing) *configs.Tracing {
+	if !t.On() {
+		return nil
+	}
+	c := *t
+	c.Endpoint = t.ExportURL()
+	return &c
 }
 
 // unreloadable walks two values of the same config struct type field by

@@ -101,7 +101,7 @@ func TestFixedSettings(t *testing.T) {
 		"notification_backend.jetstream.max_reconnect_attempts", "notification_backend.jetstream.reconnect_delay_ms",
 		"notification_backend.jetstream.publish_retry_attempts", "notification_backend.jetstream.publish_retry_base_delay_ms",
 		"notification_backend.jetstream.data_dir", "notification_backend.jetstream.listen", "notification_backend.jetstream.sync_always",
-		"metrics",
+		"metrics", "tracing",
 	}
 	if !slices.Equal(fixed, want) {
 		t.Fatalf("fixed settings\n got %q\nwant %q", fixed, want)

@@ -16,6 +16,7 @@ import (
 	"herald/handlers"
 	"herald/jetstream"
 	"herald/metrics"
+	"herald/tracing"
 )
 
 // Options configure a Server.
@@ -57,6 +58,10 @@ type Options struct {
 	// OTLP reports the counts of the log's OTLP export (main's
 	// tracing.Telemetry) to the metrics; nil leaves them at zero.
 	OTLP metrics.OTLPCounts
+	// Tracer records the spans of requests, notifies and deliveries and
+	// carries trace context with notifications (main's
+	// tracing.Telemetry.Tracer); nil turns tracing off.
+	Tracer *tracing.Tracer
 }
 
 // BackendError is a failure of New to start or reach the backend, as
@@ -130,6 +135,10 @@ func New(ctx context.Context, cfg *configs.Config, opts Options) (*Server, error
 	}
 	hopts := handlers.Options{Settings: rt.Handlers, Engine: s.eng, StreamWriteTimeout: opts.StreamWriteTimeout,
 		Version: opts.Version, Logger: log}
+	if opts.Tracer != nil {
+		kind := cfg.NotificationBackend.Kind
+		hopts.Tracing = engine.Tracing{Tracer: opts.Tracer, Backend: kind, Remote: kind == configs.BackendJetStream}
+	}
 	if s.metrics != nil {
 		hopts.Observer = handlersObserver{s.metrics}
 	}
@@ -196,7 +205,7 @@ func NewEngine(ctx context.Context, cfg *configs.Config, log *slog.Logger, obs j
 // settings are applied by the caller where order matters).
 func (s *Server) install(rt *Runtime) {
 	s.limits.Configure(rt.Limits)
-	ao := api.Options{Handlers: s.h, Logger: s.log, Auth: rt.Auth, CORS: rt.CORS, Limits: s.limits, Reload: s.AdminReload}
+	ao := api.Options{Handlers: s.h, Logger: s.log, Auth: rt.Auth, CORS: rt.CORS, Limits: s.limits, Reload: s.AdminReload, Tracer: s.opts.Tracer}
 	if s.metrics != nil {
 		ao.Metrics = s.metrics.Middleware
 	}

@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"go.opentelemetry.io/otel/trace"
 
 	"herald/auth"
 	"herald/configs"
 	"herald/engine"
 	"herald/notification"
 	"herald/stream"
+	"herald/tracing"
 )
 
 // This file is the producers of a session: credit, whole-batch
@@ -80,10 +82,13 @@ type producer struct {
 type batch struct {
 	id    jsontext.Value
 	ns    []*notification.Notification
-	size  int64
-	prev  chan struct{} // closed when the previous batch has replied
-	done  chan struct{} // closed when this one has replied
-	start chan struct{} // closed when it may publish
+	sizes []int // each element's size, for its publish span
+	// parent is the publish frame's trace context (invalid when none).
+	parent trace.SpanContext
+	size   int64
+	prev   chan struct{} // closed when the previous batch has replied
+	done   chan struct{} // closed when this one has replied
+	start  chan struct{} // closed when it may publish
 }
 
 func (p *producers) init(s *Session) { p.s = s }
@@ -260,7 +265,12 @@ func (pr *producer) inOrder(frame []byte) {
 // publish validates a batch and hands it to its producer.
 func (p *producers) publish(req *request) {
 	s := p.s
-	if err := req.fields("producer", "batch"); err != nil {
+	if err := req.fields("producer", "batch", tracing.TraceParent, tracing.TraceState); err != nil {
+		s.send(s.replyError(req.id, "INVALID_REQUEST", err.Error()))
+		return
+	}
+	tctx, err := s.traceContext(req)
+	if err != nil {
 		s.send(s.replyError(req.id, "INVALID_REQUEST", err.Error()))
 		return
 	}
@@ -330,7 +340,7 @@ func (p *producers) publish(req *request) {
 		notAdmitted("LIMIT_EXCEEDED", fmt.Sprintf("max_producer_bytes (%d): the session's unanswered batches would exceed it", s.set.Limits.MaxProducerBytes), nil)
 		return
 	}
-	ns, errs, msg := pr.validate(raw)
+	ns, sizes, errs, msg := pr.validate(raw)
 	if msg != "" || len(errs) > 0 {
 		pr.release(size)
 		code := CodeInvalidNotification
@@ -345,7 +355,7 @@ func (p *producers) publish(req *request) {
 		return
 	}
 	pr.mu.Lock()
-	b := &batch{id: req.id, ns: ns, size: size, start: make(chan struct{})}
+	b := &batch{id: req.id, ns: ns, sizes: sizes, parent: trace.SpanContextFromContext(tctx), size: size, start: make(chan struct{})}
 	b.prev, b.done = pr.chainLocked()
 	pr.waiting = append(pr.waiting, b)
 	pr.startLocked()
@@ -434,39 +444,42 @@ func (pr *producer) release(size int64) {
 }
 
 // validate checks every notification of a batch before anything is
-// stored: the notifications, or the errors by index.
-func (pr *producer) validate(raw jsontext.Value) ([]*notification.Notification, []batchError, string) {
+// stored: the notifications with the size of each element, or the
+// errors by index.
+func (pr *producer) validate(raw jsontext.Value) ([]*notification.Notification, []int, []batchError, string) {
 	dec := jsontext.NewDecoder(bytes.NewReader(raw))
 	if _, err := dec.ReadToken(); err != nil {
-		return nil, nil, "batch: " + err.Error()
+		return nil, nil, nil, "batch: " + err.Error()
 	}
 	var ns []*notification.Notification
+	var sizes []int
 	var errs []batchError
 	i := 0
 	for dec.PeekKind() != ']' {
 		v, err := dec.ReadValue()
 		if err != nil {
-			return nil, nil, fmt.Sprintf("batch[%d]: %v", i, err)
+			return nil, nil, nil, fmt.Sprintf("batch[%d]: %v", i, err)
 		}
 		// The decoder's value is valid only until its next read: the
 		// element is taken from raw itself, which the request owns.
 		end := int(dec.InputOffset())
 		v = raw[end-len(v) : end]
 		if i >= pr.maxBatch {
-			return nil, nil, fmt.Sprintf("producer_max_batch (%d): the batch has more notifications", pr.maxBatch)
+			return nil, nil, nil, fmt.Sprintf("producer_max_batch (%d): the batch has more notifications", pr.maxBatch)
 		}
 		n, code, msg := pr.one(v)
 		if code != "" {
 			errs = append(errs, batchError{Index: i, Code: code, Message: msg})
 		} else {
 			ns = append(ns, n)
+			sizes = append(sizes, len(v))
 		}
 		i++
 	}
 	if i == 0 {
-		return nil, nil, "the batch is empty"
+		return nil, nil, nil, "the batch is empty"
 	}
-	return ns, errs, ""
+	return ns, sizes, errs, ""
 }
 
 // one validates one element of a batch. v aliases the request's batch,
@@ -521,7 +534,10 @@ func (pr *producer) run(b *batch) {
 	if !refused {
 		// In flight: the batch completes even if the session goes away.
 		ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
-		results = engine.PublishAll(ctx, s.deps.Engine, b.ns)
+		if b.parent.IsValid() {
+			ctx = trace.ContextWithRemoteSpanContext(ctx, b.parent)
+		}
+		results = s.deps.Tracing.PublishEach(ctx, s.deps.Engine, b.ns, func(i int) int { return b.sizes[i] })
 		cancel()
 	}
 	pr.mu.Lock()

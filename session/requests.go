@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"herald/engine"
 	"herald/notification"
 	"herald/query"
+	"herald/tracing"
 )
 
 // This file is what a session receives: the decoding of a frame into a
@@ -656,12 +658,17 @@ func (s *Session) schema(req *request) {
 
 // notify stores one notification, exactly as POST /api/v1/notification.
 func (s *Session) notify(req *request) {
-	if err := req.fields("event_type", "identifier", "payload"); err != nil {
+	if err := req.fields("event_type", "identifier", "payload", tracing.TraceParent, tracing.TraceState); err != nil {
+		s.send(s.replyError(req.id, "INVALID_REQUEST", err.Error()))
+		return
+	}
+	ctx, err := s.traceContext(req)
+	if err != nil {
 		s.send(s.replyError(req.id, "INVALID_REQUEST", err.Error()))
 		return
 	}
 	body := requestBody(req.members, "event_type", "identifier", "payload")
-	id, code, msg := s.notifyOne(body)
+	id, code, msg := s.notifyOne(ctx, body)
 	if code == auth.Unauthenticated.Code() {
 		_, msg = s.denial(&auth.Error{Kind: auth.Unauthenticated, Message: msg})
 	}
@@ -672,9 +679,24 @@ func (s *Session) notify(req *request) {
 	s.send(replyOK(req.id, map[string]any{"notification_id": id}))
 }
 
+// traceContext is the session's context carrying the trace context of
+// a notify or publish frame's traceparent and tracestate fields (W3C
+// trace context, as the HTTP headers of a notify carry it); the
+// session's context when it has none or tracing is off. The fields, when
+// present, must be strings.
+func (s *Session) traceContext(req *request) (context.Context, error) {
+	tp, _, err1 := req.str(tracing.TraceParent)
+	ts, _, err2 := req.str(tracing.TraceState)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, err
+	}
+	return s.deps.Tracing.Tracer.ExtractFields(s.ctx, tp, ts), nil
+}
+
 // notifyOne validates and stores one notify request body for the
 // session's user: the notification id, or the error code and message.
-func (s *Session) notifyOne(body []byte) (id, code, msg string) {
+// ctx carries the notify's trace context.
+func (s *Session) notifyOne(ctx context.Context, body []byte) (id, code, msg string) {
 	var sc *notification.Schema
 	if s.deps.Observer != nil {
 		defer func(start time.Time) {
@@ -710,7 +732,10 @@ func (s *Session) notifyOne(body []byte) (id, code, msg string) {
 		code, msg, _ = ErrorCode(CodeInvalidNotification, err)
 		return "", code, msg
 	}
-	seq, _, err := s.deps.Engine.Publish(s.ctx, n)
+	tr := s.deps.Tracing
+	ctx, span := tr.Start(ctx, n, len(body))
+	seq, _, err := tr.Publish(ctx, s.deps.Engine, n)
+	tr.Done(span, sc.Name, seq, err)
 	if err != nil {
 		if errors.Is(err, engine.ErrUnavailable) {
 			return "", "SERVICE_UNAVAILABLE", "the notification backend is unavailable; nothing was stored, retry later"

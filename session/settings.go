@@ -68,6 +68,9 @@ type Deps struct {
 	Now func() time.Time
 	// Version is the server's version, in the welcome.
 	Version string
+	// Tracing traces notifies, producer batches and deliveries; its zero
+	// value (tracing off) records nothing and stores no trace context.
+	Tracing engine.Tracing
 }
 
 // Settings are what the configuration decides for sessions; a reload

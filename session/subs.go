@@ -306,6 +306,7 @@ func (s *Session) open(reqID jsontext.Value, o subscribeOptions, replay bool, in
 	sc, spec := p.Schema, p.Spec
 	spec.Heartbeat = 0 // the session pings instead
 	spec.Observer = s.obs.Stream(sc, userOf(ident))
+	spec.Tracer, spec.Transport = s.deps.Tracing.Tracer, "websocket"
 	if o.hasRate && o.sampleRate < 1 {
 		seed := rand.Uint64()
 		if o.seed != nil {

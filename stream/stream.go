@@ -23,10 +23,14 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"herald/engine"
 	"herald/notification"
+	"herald/tracing"
 )
 
 // Defaults of a stream's settings; the config file's defaults (package
@@ -124,6 +128,12 @@ type Spec struct {
 	Format string
 	// Observer, when not nil, is told what the stream does (metrics).
 	Observer Observer
+	// Tracer, when not nil, records a span per delivery burst (a history
+	// page, or live records flushed together), linked to the creation
+	// context of each notification it carries.
+	Tracer *tracing.Tracer
+	// Transport names the transport in those spans ("sse", "websocket").
+	Transport string
 }
 
 // Observer is told what one stream does, from the goroutine running it:
@@ -385,10 +395,43 @@ type runner struct {
 	pending   bool
 	// end is the stream's end, set when setup or live returns.
 	end End
+	// burst is the span of the records given to the sink since its last
+	// Flush (nil when none, or tracing is off), burstN their number.
+	burst  trace.Span
+	burstN int
 }
 
-// release stops the stream's timers and closes its live subscription.
+// traceRecord adds rec, just given to the sink, to the burst's span
+// (op tracing.OpReceive for history, OpProcess for live), starting it
+// with the burst's first record.
+func (r *runner) traceRecord(rec *engine.Record, op string) {
+	tr := r.spec.Tracer
+	if tr == nil {
+		return
+	}
+	if r.burst == nil {
+		r.burst = tr.StartDelivery(r.ctx, op, r.spec.Query.Stream, r.spec.Transport)
+	}
+	r.burstN++
+	if rec.TraceParent != "" && r.burst.IsRecording() {
+		tr.Link(r.burst, rec.TraceParent, rec.TraceState, rec.EventType+"@"+strconv.FormatUint(rec.Seq, 10))
+	}
+}
+
+// traceFlush ends the burst's span once the sink flushed it (err: the
+// flush failed).
+func (r *runner) traceFlush(err error) {
+	if r.burst == nil {
+		return
+	}
+	tracing.Delivered(r.burst, r.burstN, err)
+	r.burst, r.burstN = nil, 0
+}
+
+// release stops the stream's timers and closes its live subscription,
+// and ends a burst's span the stream's end interrupted.
 func (r *runner) release() {
+	r.traceFlush(r.end.Err)
 	if r.beatTicker != nil {
 		r.beatTicker.Stop()
 	}
@@ -702,7 +745,9 @@ func (r *runner) history() (End, bool) {
 				continue
 			}
 			if capped && delivered == r.spec.HistoryCap {
-				if err := r.sink.Flush(); err != nil {
+				err := r.sink.Flush()
+				r.traceFlush(err)
+				if err != nil {
 					return r.sinkFailed(err), false
 				}
 				return End{Reason: HistoryLimit, ResumeFrom: rec.Seq, Delivered: r.delivered,
@@ -711,11 +756,14 @@ func (r *runner) history() (End, bool) {
 			if err := r.sink.Record(rec, History); err != nil {
 				return r.sinkFailed(err), false
 			}
+			r.traceRecord(rec, tracing.OpReceive)
 			r.obs.Delivered(false)
 			r.lastSeq, r.delivered = rec.Seq, true
 			delivered++
 		}
-		if err := r.sink.Flush(); err != nil {
+		err = r.sink.Flush()
+		r.traceFlush(err)
+		if err != nil {
 			return r.sinkFailed(err), false
 		}
 		if done {
@@ -838,6 +886,7 @@ func (r *runner) liveRecord(rec *engine.Record, queued int) (End, bool) {
 		if err := r.sink.Record(rec, Live); err != nil {
 			return r.sinkFailed(err), false
 		}
+		r.traceRecord(rec, tracing.OpProcess)
 		r.obs.Delivered(true)
 		r.lastSeq, r.delivered, r.pending = rec.Seq, true, true
 	}
@@ -847,7 +896,9 @@ func (r *runner) liveRecord(rec *engine.Record, queued int) (End, bool) {
 	// only a few records; the subscription's spill buffer may hold more
 	// of the same burst.
 	if r.pending && queued == 0 && r.sub.Len() == 0 {
-		if err := r.sink.Flush(); err != nil {
+		err := r.sink.Flush()
+		r.traceFlush(err)
+		if err != nil {
 			return r.sinkFailed(err), false
 		}
 		r.pending = false

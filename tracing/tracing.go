@@ -1,9 +1,15 @@
-// Package tracing sets up OpenTelemetry for herald. Today that is the
-// export of the log over OTLP (logging.otlp): every record that goes to
-// stdout also goes, through the log/slog bridge, a redaction guard and a
-// bounded batch queue, to an OpenTelemetry collector over gRPC or HTTP.
-// Traces will get a tracer provider beside the logger provider, set up
-// and shut down by the same Telemetry.
+// Package tracing sets up OpenTelemetry for herald: the export of the
+// log over OTLP (logging.otlp), where every record that goes to stdout
+// also goes, through the log/slog bridge, a redaction guard and a
+// bounded batch queue, to an OpenTelemetry collector over gRPC or HTTP;
+// and herald's traces (the tracing block), a tracer provider beside the
+// logger provider, set up and shut down by the same Telemetry, whose
+// Tracer names spans by the OpenTelemetry messaging conventions and
+// reads and writes the W3C trace context carried with notifications.
+//
+// Tracing is off unless configured: Telemetry.Tracer is then nil, and a
+// nil *Tracer records nothing and formats no trace context, so that
+// notifications carry none.
 //
 // The export never slows logging down: records wait in a bounded queue
 // (the oldest are dropped when it is full) and a background goroutine
@@ -14,9 +20,13 @@
 // RedactURLUserinfo, RedactMessage), which stdout applies through
 // ReplaceAttr and the export through its guard.
 //
+// The span export never slows a notify down either: finished spans enter
+// a bounded queue without waiting, and those that do not fit are dropped
+// and counted.
+//
 // It imports no herald package; Telemetry keeps its own counts, which
 // package metrics reads (aviso_otlp_export_failures_total,
-// aviso_otlp_suppressed_log_records_total).
+// aviso_otlp_suppressed_log_records_total, herald_trace_*).
 package tracing
 
 import (
@@ -32,6 +42,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 // OTLP protocols of LogExport.
@@ -65,6 +76,9 @@ type Options struct {
 	// Logs is where the log is exported; nil exports nothing (Handler
 	// then returns the stdout handler as it is).
 	Logs *LogExport
+	// Traces is where spans are exported; nil turns tracing off (Tracer
+	// is then nil).
+	Traces *TraceExport
 	// Version is herald's version: the resource's service.version and the
 	// instrumentation scope's version.
 	Version string
@@ -92,7 +106,10 @@ type Options struct {
 // Telemetry is herald's OpenTelemetry pipeline. Create it with New and
 // call Shutdown when the process ends; it is safe for concurrent use.
 type Telemetry struct {
-	logs       *sdklog.LoggerProvider // nil when the log is not exported
+	logs       *sdklog.LoggerProvider   // nil when the log is not exported
+	traces     *sdktrace.TracerProvider // nil when tracing is off
+	tracer     *Tracer
+	spans      *spanQueue
 	version    string
 	failures   atomic.Uint64
 	suppressed atomic.Uint64
@@ -103,6 +120,11 @@ type Telemetry struct {
 // delay startup.
 func New(ctx context.Context, opts Options) (*Telemetry, error) {
 	t := &Telemetry{version: opts.Version}
+	if opts.Traces != nil {
+		if err := newTracer(ctx, t, *opts.Traces, opts); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Logs == nil {
 		return t, nil
 	}
@@ -152,11 +174,11 @@ func newResource(ctx context.Context, opts Options) (*resource.Resource, error) 
 	}
 	env, err := resource.New(ctx, resource.WithFromEnv(), resource.WithTelemetrySDK())
 	if err != nil && env == nil {
-		return nil, fmt.Errorf("logging.otlp: resource from the environment: %w", err)
+		return nil, fmt.Errorf("otlp: resource from the environment: %w", err)
 	}
 	res, err := resource.Merge(resource.NewSchemaless(attrs...), env)
 	if err != nil {
-		return nil, fmt.Errorf("logging.otlp: resource: %w", err)
+		return nil, fmt.Errorf("otlp: resource: %w", err)
 	}
 	return res, nil
 }
@@ -188,25 +210,34 @@ func (t *Telemetry) Handler(stdout slog.Handler, level slog.Leveler) slog.Handle
 	return &fanout{handlers: [2]slog.Handler{stdout, exp}, level: level}
 }
 
-// ForceFlush exports the records waiting in the queue.
+// ForceFlush exports the records and the spans waiting in the queues.
 func (t *Telemetry) ForceFlush(ctx context.Context) error {
-	if !t.Exporting() {
-		return nil
+	var errs [2]error
+	if t != nil && t.traces != nil {
+		errs[0] = t.traces.ForceFlush(ctx)
 	}
-	return t.logs.ForceFlush(ctx)
+	if t.Exporting() {
+		errs[1] = t.logs.ForceFlush(ctx)
+	}
+	return errors.Join(errs[0], errs[1])
 }
 
-// Shutdown exports the records still queued and stops the exporter,
-// giving up at ctx's deadline. Records logged afterwards go to stdout
-// only.
+// Shutdown exports the records and spans still queued and stops the
+// exporters, giving up at ctx's deadline. Records logged afterwards go
+// to stdout only; spans ended afterwards are dropped.
 func (t *Telemetry) Shutdown(ctx context.Context) error {
-	if !t.Exporting() {
-		return nil
+	var errs [2]error
+	if t != nil && t.traces != nil {
+		if err := t.traces.Shutdown(ctx); err != nil {
+			errs[0] = fmt.Errorf("tracing: flush on shutdown: %w", err)
+		}
 	}
-	if err := t.logs.Shutdown(ctx); err != nil {
-		return fmt.Errorf("logging.otlp: flush on shutdown: %w", err)
+	if t.Exporting() {
+		if err := t.logs.Shutdown(ctx); err != nil {
+			errs[1] = fmt.Errorf("logging.otlp: flush on shutdown: %w", err)
+		}
 	}
-	return nil
+	return errors.Join(errs[0], errs[1])
 }
 
 // OTLPExportFailures is the number of log batches the collector did not

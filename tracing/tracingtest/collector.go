@@ -3,8 +3,8 @@
 // real gRPC server) or over HTTP (protobuf POSTs to /v1/logs on an
 // httptest server), that keeps what it receives for the test to check.
 // It can refuse exports, or hold them, to play a collector that is down
-// or stuck. It receives logs today; spans will join them when herald
-// exports traces.
+// or stuck. It receives logs (LogsService, /v1/logs) and spans
+// (TraceService, /v1/traces).
 package tracingtest
 
 import (
@@ -21,6 +21,7 @@ import (
 	"time"
 
 	collogs "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -62,6 +63,7 @@ type Collector struct {
 
 	mu       sync.Mutex
 	logs     []LogRecord
+	spans    []Span
 	requests int
 	refuse   bool
 	hold     chan struct{} // not nil: exports wait until it is closed
@@ -83,6 +85,7 @@ func StartGRPC(t testing.TB) *Collector {
 	}
 	srv := grpc.NewServer()
 	collogs.RegisterLogsServiceServer(srv, &logsService{c: c})
+	coltrace.RegisterTraceServiceServer(srv, &traceService{c: c})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -97,12 +100,14 @@ func StartGRPC(t testing.TB) *Collector {
 }
 
 // StartHTTP starts a collector serving OTLP/HTTP (protobuf bodies,
-// gzip-compressed or not) on a loopback port, at /v1/logs.
+// gzip-compressed or not) on a loopback port, at /v1/logs and
+// /v1/traces.
 func StartHTTP(t testing.TB) *Collector {
 	t.Helper()
 	c := newCollector(HTTP)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/logs", c.serveHTTP)
+	mux.HandleFunc("POST /v1/traces", c.serveTracesHTTP)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	c.endpoint = srv.URL
@@ -113,8 +118,8 @@ func StartHTTP(t testing.TB) *Collector {
 func (c *Collector) Protocol() string { return c.protocol }
 
 // Endpoint is the collector's address as a config writes it in
-// logging.otlp.endpoint: host:port for gRPC, the base URL
-// (http://host:port, without /v1/logs) for HTTP.
+// logging.otlp.endpoint or tracing.endpoint: host:port for gRPC, the
+// base URL (http://host:port, without /v1/logs) for HTTP.
 func (c *Collector) Endpoint() string { return c.endpoint }
 
 // Logs returns the records received so far, in arrival order.

@@ -1,0 +1,44 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"herald/tracing"
+)
+
+// Tracing returns the middleware that records a server span for each
+// request with tr: it continues the trace of the request's traceparent
+// header (W3C trace context) when there is one, puts the span in the
+// request's context (a notify's publish span is its child), and names it
+// by the method and the matched route pattern ("POST /api/v1/watch",
+// "DELETE /api/v1/admin/notification/{notification_id}"), never the raw
+// path, which would make one name per notification id or event type.
+// It must be used on the top router: it reads the route from chi's
+// routing context once the request is served. A nil tr returns next
+// as it is.
+func Tracing(tr *tracing.Tracer) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if tr == nil {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx, span := tr.StartServer(r)
+			sw := &statusWriter{ResponseWriter: w}
+			defer func() {
+				route := ""
+				if rc := chi.RouteContext(ctx); rc != nil {
+					route = rc.RoutePattern()
+				}
+				status := sw.status
+				if status == 0 {
+					status = http.StatusOK
+				}
+				tracing.Served(span, r.Method, route, status)
+				span.End()
+			}()
+			next.ServeHTTP(sw, r.WithContext(ctx))
+		})
+	}
+}
