@@ -68,7 +68,7 @@ func TestPastSchemasSurviveRestart(t *testing.T) {
 	}
 	r := s3.do(t, http.MethodGet, "/api/v1/schema/r", "")
 	var got []string
-	for _, v := range r.Body["payload_schemas"].([]any) {
+	for _, v := range r.Body["payload_schema_versions"].([]any) {
 		m := v.(map[string]any)
 		got = append(got, jsonString([]any{m["first_seq"], m["last_seq"], m["current"]}))
 	}

@@ -38,7 +38,7 @@ func golden(t *testing.T, path, got string) string {
 
 // showAnswer is an answer of GET /api/v1/schema/{event_type} with two
 // payload schema versions.
-const showAnswer = `{"event_type":"r","payload_schemas":[
+const showAnswer = `{"event_type":"r","payload_schema_versions":[
 {"fingerprint":"7b403105f0976b36","codec":"reading_json","schema":"CREATE SCHEMA reading (\n  station STRING\n);","first_seq":1,"last_seq":3,"current":false},
 {"fingerprint":"84f7da96448112e9","codec":"reading_json","schema":"CREATE SCHEMA reading (\n  station STRING,\n  step I32\n);","first_seq":null,"last_seq":null,"current":true}]}`
 
@@ -63,7 +63,7 @@ func TestMain(t *testing.T) {
 		{name: "show unknown id", stdin: showAnswer, args: []string{"show", "--id", "ffff"}, code: 1,
 			err: "herald codec: event type 'r' has no payload schema version ffff (its versions: 7b403105f0976b36, 84f7da96448112e9)\n"},
 		{name: "show opaque", stdin: `{"event_type":"plain","schema":{}}`, args: []string{"show", "--versions"}, code: 1,
-			err: "herald codec: standard input lists no payload_schemas: event type 'plain' has no typed payload\n"},
+			err: "herald codec: standard input lists no payload_schema_versions: event type 'plain' has no typed payload\n"},
 		{name: "show usage", args: []string{"show"}, code: 2,
 			err: "herald codec: show needs exactly one of --versions and --id FINGERPRINT, and at most one FILE (see --help)\n"},
 		{name: "check examples", args: []string{"check", examples}, goldenFile: "testdata/examples.show"},

@@ -21,7 +21,7 @@ type schemaAnswer struct {
 		FirstSeq    *uint64 `json:"first_seq"`
 		LastSeq     *uint64 `json:"last_seq"`
 		Current     bool    `json:"current"`
-	} `json:"payload_schemas"`
+	} `json:"payload_schema_versions"`
 }
 
 // show prints the payload schema versions of an event type from the
@@ -58,7 +58,7 @@ func (r *runner) show(args []string) int {
 		return 1
 	}
 	if a.Versions == nil {
-		fmt.Fprintf(r.stderr, "herald codec: %s lists no payload_schemas: event type '%s' has no typed payload\n", name, a.EventType)
+		fmt.Fprintf(r.stderr, "herald codec: %s lists no payload_schema_versions: event type '%s' has no typed payload\n", name, a.EventType)
 		return 1
 	}
 	if versions {
