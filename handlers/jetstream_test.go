@@ -60,6 +60,8 @@ func TestOnJetStream(t *testing.T) {
 		{"TypedWhereAndSessions", TestTypedWhereAndSessions},
 		{"TypedEvolutionOnReload", TestTypedEvolutionOnReload},
 		{"PastSchemasSurviveRestart", TestPastSchemasSurviveRestart},
+		{"BatchContainersSSE", TestBatchContainersSSE},
+		{"BatchContainersSession", TestBatchContainersSession},
 		{"PayloadTooLarge", TestPayloadTooLarge},
 	} {
 		t.Run(c.name, c.fn)

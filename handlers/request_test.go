@@ -18,8 +18,8 @@ func TestParsePipeline(t *testing.T) {
 	}{
 		{"empty body", ``, "INVALID_JSON", "JSON parsing failed: EOF while parsing a value: the body is empty"},
 		{"not json", `{"event_type":`, "INVALID_JSON", ""},
-		{"unknown field before shape", `{"foo":1}`, "UNKNOWN_FIELD", "Request contains unknown fields: 'foo' (allowed: event_type, identifier, from_id, from_date, to_id, to_date, where, format, payload)"},
-		{"two unknown fields sorted", `{"zz":1,"aa":2,"event_type":"mars","identifier":{}}`, "UNKNOWN_FIELD", "Request contains unknown fields: 'aa', 'zz' (allowed: event_type, identifier, from_id, from_date, to_id, to_date, where, format, payload)"},
+		{"unknown field before shape", `{"foo":1}`, "UNKNOWN_FIELD", "Request contains unknown fields: 'foo' (allowed: event_type, identifier, from_id, from_date, to_id, to_date, where, format, batch, payload)"},
+		{"two unknown fields sorted", `{"zz":1,"aa":2,"event_type":"mars","identifier":{}}`, "UNKNOWN_FIELD", "Request contains unknown fields: 'aa', 'zz' (allowed: event_type, identifier, from_id, from_date, to_id, to_date, where, format, batch, payload)"},
 		{"array", `[1,2]`, "INVALID_REQUEST_SHAPE", "Request deserialization failed: expected a JSON object with event_type and identifier, found an array"},
 		{"scalar", `42`, "INVALID_REQUEST_SHAPE", "Request deserialization failed: expected a JSON object with event_type and identifier, found a number"},
 		{"missing event_type", `{"identifier":{}}`, "INVALID_REQUEST_SHAPE", "Request deserialization failed: missing field `event_type`"},
@@ -49,7 +49,7 @@ func TestParsePipeline(t *testing.T) {
 					// Notify has aviso's request model: the end cursors
 					// are in it (refused later), herald's where and
 					// format are not.
-					want = strings.Replace(want, "to_date, where, format, payload", "to_date, payload", 1)
+					want = strings.Replace(want, "to_date, where, format, batch, payload", "to_date, payload", 1)
 				}
 				if want != "" && r.Body["message"] != want {
 					t.Fatalf("message %q\nwant    %q", r.Body["message"], want)

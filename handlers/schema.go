@@ -18,8 +18,8 @@ func (h *Handlers) SchemaList(w http.ResponseWriter, r *http.Request) {
 
 // SchemaGet serves GET /api/v1/schema/{event_type} (Aviso's schema
 // endpoints, docs/api.md). For an event type with a typed payload the
-// answer also lists, under payload_schemas, every payload schema version
-// its records were written under (the registry of past schemas).
+// answer also lists, under payload_schema_versions, every payload schema
+// version its records were written under (the registry of past schemas).
 func (h *Handlers) SchemaGet(w http.ResponseWriter, r *http.Request) {
 	reg := h.Registry()
 	name := pathParam(r, "event_type")
@@ -38,12 +38,12 @@ func (h *Handlers) SchemaGet(w http.ResponseWriter, r *http.Request) {
 	}
 	body := map[string]any{"status": "success", "event_type": name, "schema": s.Public()}
 	if s.Payload != nil {
-		body["payload_schemas"] = h.payloadSchemas(r.Context(), s)
+		body["payload_schema_versions"] = h.payloadSchemas(r.Context(), s)
 	}
 	httperr.WriteJSON(w, http.StatusOK, body)
 }
 
-// PayloadSchemaVersion is one entry of payload_schemas in the answer of
+// PayloadSchemaVersion is one entry of payload_schema_versions in the answer of
 // GET /api/v1/schema/{event_type}.
 type PayloadSchemaVersion struct {
 	// Fingerprint is the fingerprint stored records carry.

@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -73,6 +75,10 @@ func (h *Handlers) serveStream(w http.ResponseWriter, r *http.Request, mode stre
 		topic:  p.Topic(),
 		view:   key,
 		render: render,
+		event:  s.Name,
+	}
+	if p.Batch != nil {
+		sink.batch = stream.NewBatcher(p.BatchView, *p.Batch, DefaultBatchFrameBytes)
 	}
 	capSendBuffer(r, set.Watch.SendBufferBytes, h.log)
 	ctx, leave := h.running.Join(r.Context(), p.SetKey())
@@ -144,6 +150,11 @@ type sseSink struct {
 	render func(*engine.Record) ([]byte, error)
 	// obs counts the events and error events (nil: not observed).
 	obs StreamObserver
+	// batch, when the request asked for containers, collects each burst
+	// of records into container frames (nil: one event per record).
+	batch *stream.Batcher
+	// event is the event type, for the ids of container frames.
+	event string
 
 	sse *sseWriter // nil until Open
 }
@@ -175,8 +186,25 @@ func (s *sseSink) Open(o stream.Opening) error {
 
 // Record queues one CloudEvent, rendered once per record however many
 // watchers share it; a record that cannot be rendered is reported with an
-// error event and the stream goes on.
+// error event and the stream goes on. A stream that asked for containers
+// collects the record into the burst's container instead.
 func (s *sseSink) Record(rec *engine.Record, ph stream.Phase) error {
+	if s.batch == nil {
+		return s.record(rec, ph)
+	}
+	if n, pending := s.batch.Pending(); n > 0 && pending != ph {
+		if err := s.emitBatch(); err != nil {
+			return err
+		}
+	}
+	if s.batch.Add(rec, ph) {
+		return s.emitBatch()
+	}
+	return nil
+}
+
+// record queues one record's CloudEvent.
+func (s *sseSink) record(rec *engine.Record, ph stream.Phase) error {
 	data, err := rec.Rendered(s.view, s.render)
 	if err != nil {
 		s.h.log.Error("CloudEvent creation failed", "request_id", s.reqID, "sequence", rec.Seq, "error", err)
@@ -201,8 +229,77 @@ func (s *sseSink) streamError() {
 	}
 }
 
-// Flush sends the queued events.
-func (s *sseSink) Flush() error { return s.sse.flush() }
+// Flush sends the queued events (and the burst's containers).
+func (s *sseSink) Flush() error {
+	if err := s.emitBatch(); err != nil {
+		return err
+	}
+	return s.sse.flush()
+}
+
+// DefaultBatchFrameBytes bounds the container of one SSE batch event
+// when the request's batch option leaves max_frame_bytes out.
+const DefaultBatchFrameBytes = 1 << 20
+
+// EventBatch is the SSE event of a container frame (herald).
+const EventBatch = "batch"
+
+// batchFrame is the data of a batch event (SSE) or frame (WebSocket,
+// with the subscription's name and generation): the ids of the records
+// the container holds, in order, and the container as the JSON value a
+// payload of the format travels as (JSON as it is, text as a string,
+// binary as base64).
+type batchFrame struct {
+	Type         string          `json:"type"`
+	Phase        string          `json:"phase"`
+	Topic        string          `json:"topic"`
+	Format       string          `json:"format"`
+	HeraldFormat string          `json:"heraldformat"`
+	Count        int             `json:"count"`
+	IDs          []string        `json:"ids"`
+	Payload      json.RawMessage `json:"payload"`
+}
+
+// emitBatch queues the waiting burst as container events (and the
+// records that travel on their own as their CloudEvents).
+func (s *sseSink) emitBatch() error {
+	if s.batch == nil {
+		return nil
+	}
+	n, ph := s.batch.Pending()
+	if n == 0 {
+		return nil
+	}
+	for _, pc := range s.batch.Take() {
+		if pc.Container == nil {
+			if err := s.record(pc.Records[0], ph); err != nil {
+				return err
+			}
+			continue
+		}
+		f := batchFrame{Type: "batch", Phase: ph.String(), Topic: s.topic, Format: s.batch.View().Name(),
+			HeraldFormat: s.batch.View().Format().String(), Count: len(pc.Records), IDs: make([]string, len(pc.Records)), Payload: pc.Container}
+		for i, r := range pc.Records {
+			f.IDs[i] = s.event + "@" + strconv.FormatUint(r.Seq, 10)
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false) // as CloudEvents: '<' stays '<'
+		if err := enc.Encode(f); err != nil {
+			return err
+		}
+		b := bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
+		if s.obs != nil {
+			for range pc.Records {
+				s.obs.EventSent()
+			}
+		}
+		if err := s.sse.queue(EventBatch, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Heartbeat writes a heartbeat event.
 func (s *sseSink) Heartbeat() error {
@@ -211,6 +308,9 @@ func (s *sseSink) Heartbeat() error {
 
 // HistoryDone writes replay_completed.
 func (s *sseSink) HistoryDone() error {
+	if err := s.emitBatch(); err != nil {
+		return err
+	}
 	return s.sse.json(EventControl, replayCompleted{Type: "replay_completed", Topic: s.topic, Timestamp: sseTime(s.h.now())})
 }
 
@@ -225,6 +325,9 @@ func (s *sseSink) end(r *http.Request, ep endpoint, end stream.End) {
 		if end.Reason == stream.SetupFailed {
 			h.writeSetupError(s.w, r, ep, s.topic, end.Err)
 		}
+		return
+	}
+	if end.Reason != stream.ClientGone && end.Reason != stream.SetupFailed && s.emitBatch() != nil {
 		return
 	}
 	switch end.Reason {

@@ -293,7 +293,7 @@ func TestTypedEvolutionOnReload(t *testing.T) {
 	// the sequences written under each, in the order they became current.
 	r = s.do(t, http.MethodGet, "/api/v1/schema/r", "")
 	var vers []string
-	for _, v := range r.Body["payload_schemas"].([]any) {
+	for _, v := range r.Body["payload_schema_versions"].([]any) {
 		m := v.(map[string]any)
 		vers = append(vers, jsonString([]any{m["fingerprint"], m["codec"], m["first_seq"], m["last_seq"], m["current"]}))
 		if !strings.HasPrefix(m["schema"].(string), "CREATE SCHEMA reading (") {

@@ -33,11 +33,15 @@ type Request struct {
 	// view "json", or a codec name for a typed payload), nil when absent
 	// or null.
 	Format *string
+	// Batch is the raw JSON object of a watch or replay's batch option
+	// (herald: records sent in containers of the format), nil when absent
+	// or null; package stream reads its members.
+	Batch json.RawMessage
 }
 
 var requestFields = map[string]bool{
 	"event_type": true, "identifier": true, "from_id": true, "from_date": true,
-	"payload": true, "to_id": true, "to_date": true, "where": true, "format": true,
+	"payload": true, "to_id": true, "to_date": true, "where": true, "format": true, "batch": true,
 }
 
 // ParseRequest runs the parse pipeline of Aviso's request parsing
@@ -59,7 +63,7 @@ var notifyFields = map[string]bool{
 }
 
 const (
-	requestAllowed = "event_type, identifier, from_id, from_date, to_id, to_date, where, format, payload"
+	requestAllowed = "event_type, identifier, from_id, from_date, to_id, to_date, where, format, batch, payload"
 	notifyAllowed  = "event_type, identifier, from_id, from_date, to_id, to_date, payload"
 )
 
@@ -149,6 +153,14 @@ func parseRequest(body []byte, fields map[string]bool, allowed string) (*Request
 		case "payload":
 			if string(m.raw) != "null" {
 				req.Payload = json.RawMessage(m.raw)
+			}
+		case "batch":
+			switch m.raw[0] {
+			case 'n':
+			case '{':
+				req.Batch = json.RawMessage(m.raw)
+			default:
+				return nil, shapeErr("batch", "an object", m.raw)
 			}
 		}
 	}

@@ -19,7 +19,7 @@ var sendMessages = []string{"auth", "ping", "schema", "notify", "subscribe", "un
 
 // receiveMessages are the frames a server sends: the messages of
 // operation receive.
-var receiveMessages = []string{"welcome", "reply_ok", "reply_error", "events", "history_completed", "dropped", "skipped",
+var receiveMessages = []string{"welcome", "reply_ok", "reply_error", "events", "batch", "history_completed", "dropped", "skipped",
 	"subscription_ended", "producer_ended", "producer_suspended", "producer_resumed", "error"}
 
 // loadAsyncDoc decodes the embedded AsyncAPI document.

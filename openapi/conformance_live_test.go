@@ -960,7 +960,7 @@ notification_schema:
 	r = send(t, l.ts.URL, "GET", "/api/v1/schema/sensor_reading", nil, nil)
 	conform(t, r, "GET", "/api/v1/schema/{event_type}", 200)
 	var sb struct {
-		Versions []struct{ Current bool } `json:"payload_schemas"`
+		Versions []struct{ Current bool } `json:"payload_schema_versions"`
 	}
 	if err := json.Unmarshal(r.body, &sb); err != nil || len(sb.Versions) != 3 || !sb.Versions[2].Current || sb.Versions[0].Current {
 		t.Fatalf("schema versions after the reloads: %s", r.body)

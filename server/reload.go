@@ -93,7 +93,7 @@ func (s *Server) reload(ctx context.Context, opts ReloadOptions) (*ReloadReport,
 	if err := s.buildStreams(ctx, p); err != nil {
 		return nil, err
 	}
-	s.activateSchemas(ctx, p.old, p.rt)
+	s.activateSchemas(ctx, p.rt)
 	return s.applyReload(p), nil
 }
 

@@ -9,17 +9,18 @@ import (
 	"herald/codec/ddl"
 	"herald/codec/types"
 	"herald/engine"
-	"herald/notification"
 	"herald/payload"
 )
 
 // loadHistory fills the History of rt with every payload schema version
 // the engine's registry of past schemas keeps (none when the engine keeps
 // none), so that records written under them, by this process before a
-// restart or by another instance, are decoded with them. A version whose
-// text does not compile, or compiles to another fingerprint, is skipped
-// and logged: its records keep the null payload of an unknown schema.
+// restart or by another instance, are decoded with them, and notes each
+// event type's current version. A version whose text does not compile,
+// or compiles to another fingerprint, is skipped and logged: its records
+// keep the null payload of an unknown schema.
 func (s *Server) loadHistory(ctx context.Context, rt *Runtime) {
+	s.current = map[string]string{}
 	ss, ok := s.eng.(engine.SchemaStore)
 	if !ok {
 		return
@@ -30,6 +31,9 @@ func (s *Server) loadHistory(ctx context.Context, rt *Runtime) {
 		return
 	}
 	for _, v := range vs {
+		// In the order they became current: the last one of an event
+		// type is its current one.
+		s.current[v.EventType] = v.Fingerprint
 		sc, err := compileSchemaText(v.Schema)
 		if err == nil && payload.Fingerprint(sc).ID64 != v.Fingerprint {
 			err = fmt.Errorf("its text has fingerprint %s", payload.Fingerprint(sc).ID64)
@@ -57,14 +61,14 @@ func compileSchemaText(text string) (*types.Schema, error) {
 	return nil, fmt.Errorf("the text defines no schema")
 }
 
-// activateSchemas records, for every event type of next whose payload
-// schema is new (absent from prev, nil at startup), that the schema is
-// now current: it is added to the History and, on an engine that keeps
-// the registry of past schemas, put there with the stream's next
-// sequence. Call it before next is installed, so that no record is
-// written under a schema the registry does not have yet. A backend
-// failure is logged: the History still has the schema.
-func (s *Server) activateSchemas(ctx context.Context, prev, next *Runtime) {
+// activateSchemas records, for every typed event type of next whose
+// payload schema is not the one last made current, that it now is: it is
+// added to the History and, on an engine that keeps the registry of past
+// schemas, put there with the stream's next sequence (where the previous
+// version's records end). Call it before next is installed, so that no
+// record is written under a schema the registry does not have yet. A
+// backend failure is logged: the History still has the schema.
+func (s *Server) activateSchemas(ctx context.Context, next *Runtime) {
 	ss, _ := s.eng.(engine.SchemaStore)
 	for _, name := range next.Registry.Names() {
 		sc, _ := next.Registry.Schema(name)
@@ -73,9 +77,10 @@ func (s *Server) activateSchemas(ctx context.Context, prev, next *Runtime) {
 			continue
 		}
 		fp := next.History.Add(name, p.Schema())
-		if prev != nil && samePayload(prev.Registry, name, fp) {
+		if s.current[name] == fp {
 			continue
 		}
+		s.current[name] = fp
 		if ss == nil {
 			continue
 		}
@@ -88,11 +93,4 @@ func (s *Server) activateSchemas(ctx context.Context, prev, next *Runtime) {
 			s.log.Error("a payload schema could not be put in the registry of past schemas: other instances and restarts will not know it", "event_type", name, "fingerprint", fp, "error", err)
 		}
 	}
-}
-
-// samePayload reports whether event type name of reg has a typed payload
-// of fingerprint fp.
-func samePayload(reg *notification.Registry, name, fp string) bool {
-	sc, ok := reg.Schema(name)
-	return ok && sc.Payload != nil && sc.Payload.Fingerprint().ID64 == fp
 }

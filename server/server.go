@@ -87,6 +87,10 @@ type Server struct {
 	rt       atomic.Pointer[Runtime]
 	router   atomic.Pointer[http.Handler]
 	reloadMu sync.Mutex // one reload at a time
+	// current maps each typed event type to the fingerprint of the
+	// payload schema last made current in the registry of past schemas
+	// (activateSchemas); guarded by reloadMu after New.
+	current map[string]string
 
 	// metrics is nil when metrics are disabled; metricsSrv serves them.
 	metrics    *metrics.Metrics
@@ -145,7 +149,7 @@ func New(ctx context.Context, cfg *configs.Config, opts Options) (*Server, error
 	s.h = handlers.New(hopts)
 	s.limits = api.NewStreamLimiter(rt.Limits)
 	s.loadHistory(ctx, rt)
-	s.activateSchemas(ctx, nil, rt)
+	s.activateSchemas(ctx, rt)
 	s.install(rt)
 	s.describe(rt)
 	return s, nil

@@ -79,6 +79,9 @@ type subscription struct {
 	phase       stream.Phase
 	dropped     uint64
 	takeDropped func() uint64
+	// batch, when the subscription asked for containers, collects each
+	// burst of records into container frames (nil: events frames).
+	batch *stream.Batcher
 }
 
 // live reports whether the subscription still delivers (its frames may
@@ -101,10 +104,10 @@ func (sub *subscription) id(seq uint64) string {
 
 // subscribe opens a subscription (replay false) or a bounded replay.
 func (s *Session) subscribe(req *request, replay bool) {
-	allowed := []string{"name", "event_type", "identifier", "where", "from_id", "from_date", "mode", "sample_rate", "sample_seed", "format"}
+	allowed := []string{"name", "event_type", "identifier", "where", "from_id", "from_date", "mode", "sample_rate", "sample_seed", "format", "batch"}
 	invalid := CodeInvalidWatch
 	if replay {
-		allowed = []string{"name", "event_type", "identifier", "where", "from_id", "from_date", "to_id", "to_date", "sample_rate", "sample_seed", "format"}
+		allowed = []string{"name", "event_type", "identifier", "where", "from_id", "from_date", "to_id", "to_date", "sample_rate", "sample_seed", "format", "batch"}
 		invalid = CodeInvalidReplay
 	}
 	if err := req.fields(allowed...); err != nil {
@@ -129,6 +132,8 @@ type subscribeOptions struct {
 	hasRate    bool
 	seed       *uint64
 	format     string
+	// batch is the raw batch option (nil: none).
+	batch json.RawMessage
 	// unpinned, when not nil, refuses the subscription once the stream's
 	// access is granted (a CREATE SUBSCRIPTION whose WHERE leaves a
 	// required field without a value): a *query.StatementError.
@@ -177,6 +182,12 @@ func subscribeOptionsOf(req *request) (subscribeOptions, error) {
 		return o, err
 	} else if ok {
 		o.format = f
+	}
+	if v, ok := req.members["batch"]; ok && v.Kind() != 'n' {
+		if v.Kind() != '{' {
+			return o, errors.New(`batch must be an object with max_records and max_frame_bytes`)
+		}
+		o.batch = json.RawMessage(v)
 	}
 	o.body = requestBody(req.members, "event_type", "identifier", "where", "from_id", "from_date", "to_id", "to_date")
 	return o, nil
@@ -265,6 +276,7 @@ func (s *Session) open(reqID jsontext.Value, o subscribeOptions, replay bool, in
 	if o.format != "" {
 		req.Format = &o.format
 	}
+	req.Batch = o.batch
 	ident := s.identity.Load()
 	p, err := stream.Prepare(set.Registry, req, mode, set.Streams, stream.Checks{
 		Read: func(sc *notification.Schema) error {
@@ -339,6 +351,11 @@ func (s *Session) open(reqID jsontext.Value, o subscribeOptions, replay bool, in
 		frameMax: s.set.Limits.MaxFrameBytes, eventsMax: s.set.Limits.MaxFrameEvents,
 	}
 	sub.viewKey, sub.render = p.Renderer(set.Registry)
+	if p.Batch != nil {
+		// A container frame carries the ids and the container: leave
+		// room for the ids within the session's frame bound.
+		sub.batch = stream.NewBatcher(p.BatchView, *p.Batch, sub.frameMax/2)
+	}
 	sub.overhead = len(sub.frameHeader(nil, stream.History)) + len("]}")
 	opened := make(chan error, 1)
 	sub.opened = opened
@@ -400,8 +417,92 @@ func openingFields(name string, gen uint64, topic, boundary string, schema json.
 	return map[string]any{"name": name, "generation": gen, "topic": topic, "boundary": boundary, "schema": schema}
 }
 
-// Record adds one CloudEvent to the frame being built.
+// Record adds one CloudEvent to the frame being built, or, for a
+// subscription that asked for containers, the record to the burst's
+// container.
 func (sub *subscription) Record(rec *engine.Record, ph stream.Phase) error {
+	if sub.batch == nil {
+		return sub.record(rec, ph)
+	}
+	if n, pending := sub.batch.Pending(); n > 0 && pending != ph {
+		if err := sub.emitBatch(); err != nil {
+			return err
+		}
+	}
+	if sub.batch.Add(rec, ph) {
+		return sub.emitBatch()
+	}
+	return nil
+}
+
+// emitBatch queues the waiting burst as container frames (and the
+// records that travel on their own in events frames).
+func (sub *subscription) emitBatch() error {
+	if sub.batch == nil {
+		return nil
+	}
+	n, ph := sub.batch.Pending()
+	if n == 0 {
+		return nil
+	}
+	for _, pc := range sub.batch.Take() {
+		if pc.Container == nil {
+			if err := sub.record(pc.Records[0], ph); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := sub.flushFrame(); err != nil {
+			return err
+		}
+		v := sub.batch.View()
+		b := []byte(`{"type":"batch","sub":`)
+		b = jsonstr.Append(b, sub.name)
+		b = append(b, `,"gen":`...)
+		b = strconv.AppendUint(b, sub.gen, 10)
+		b = append(b, `,"phase":"`...)
+		b = append(b, ph.String()...)
+		b = append(b, `","format":`...)
+		b = jsonstr.Append(b, v.Name())
+		b = append(b, `,"heraldformat":`...)
+		b = jsonstr.Append(b, v.Format().String())
+		b = append(b, `,"count":`...)
+		b = strconv.AppendInt(b, int64(len(pc.Records)), 10)
+		b = append(b, `,"ids":[`...)
+		for i, r := range pc.Records {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonstr.Append(b, sub.id(r.Seq))
+		}
+		b = append(b, `],"payload":`...)
+		b = append(b, pc.Container...)
+		b = append(b, '}')
+		f := queued{sub: sub, gen: sub.gen, data: b, first: pc.Records[0].Seq, last: pc.Records[len(pc.Records)-1].Seq}
+		if len(b) > sub.frameMax {
+			// The ids pushed it over: the records go one by one.
+			for _, r := range pc.Records {
+				if err := sub.record(r, ph); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		var err error
+		if sub.dropping {
+			err = sub.enqueueDropping(f, len(pc.Records))
+		} else {
+			err = sub.enqueue(f)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return sub.flushFrame()
+}
+
+// record adds one record's CloudEvent to the frame being built.
+func (sub *subscription) record(rec *engine.Record, ph stream.Phase) error {
 	if sub.n > 0 && ph != sub.phase {
 		if err := sub.flushFrame(); err != nil {
 			return err
@@ -462,8 +563,13 @@ func (sub *subscription) frameHeader(b []byte, ph stream.Phase) []byte {
 	return append(b, `,"phase":"live","events":[`...)
 }
 
-// Flush queues the frame being built.
-func (sub *subscription) Flush() error { return sub.flushFrame() }
+// Flush queues the frame being built (and the burst's containers).
+func (sub *subscription) Flush() error {
+	if err := sub.emitBatch(); err != nil {
+		return err
+	}
+	return sub.flushFrame()
+}
 
 // Heartbeat does nothing: the session pings its client.
 func (sub *subscription) Heartbeat() error { return nil }
@@ -471,6 +577,9 @@ func (sub *subscription) Heartbeat() error { return nil }
 // HistoryDone queues history_completed behind the history frames (not
 // for replays, which end with subscription_ended instead).
 func (sub *subscription) HistoryDone() error {
+	if err := sub.emitBatch(); err != nil {
+		return err
+	}
 	if err := sub.flushFrame(); err != nil || sub.replay {
 		return err
 	}

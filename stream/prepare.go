@@ -53,13 +53,18 @@ type Prepared struct {
 	// The transport adds what is its own (an observer, sampling, an
 	// overflow policy).
 	Spec Spec
+	// Batch is the request's batch option (nil: one frame per record),
+	// BatchView the view its containers are in (the row view when the
+	// request names no format).
+	Batch     *Batch
+	BatchView *notification.View
 }
 
 // Prepare checks a parsed watch (mode Watch) or replay (mode Replay)
 // request and resolves it into the stream to run, in this order: the
 // event type (reg.Lookup), checks.Read, the spatial identifier, the
 // cursors, the identifier filter, the WHERE predicate, the payload view
-// (the request's format), checks.Destination. The first step that fails
+// (the request's format) and the batch option, checks.Destination. The first step that fails
 // ends it with its error: the registry's and the schema's typed errors,
 // the cursors' *notification.ValidationError, a WHERE that does not
 // compile as a *notification.ValidationError with the compiler's
@@ -101,6 +106,21 @@ func Prepare(reg *notification.Registry, req *notification.Request, mode Mode, l
 	if err != nil {
 		return nil, err
 	}
+	batch, err := parseBatch(req.Batch, sc)
+	if err != nil {
+		return nil, err
+	}
+	var batchView *notification.View
+	if batch != nil {
+		batchView = view
+		if batchView == nil {
+			batchView = sc.Payload.Row()
+		}
+		if err := batchView.BatchErr(); err != nil {
+			m := "batch is not available in format '" + batchView.Name() + "': " + err.Error()
+			return nil, &notification.ValidationError{Field: "batch", Message: m, Detail: m}
+		}
+	}
 	if checks.Destination != nil {
 		if err := checks.Destination(sc, filter); err != nil {
 			return nil, err
@@ -122,7 +142,7 @@ func Prepare(reg *notification.Registry, req *notification.Request, mode Mode, l
 		spec.Heartbeat = lim.Heartbeat
 		spec.MaxDuration = lim.MaxDuration
 	}
-	return &Prepared{Schema: sc, View: view, Spec: spec}, nil
+	return &Prepared{Schema: sc, View: view, Spec: spec, Batch: batch, BatchView: batchView}, nil
 }
 
 // Topic is the stream's topic as the client sees it: its subject pattern

@@ -1,6 +1,7 @@
 // Package cli is the `herald codec` command line: check definitions,
 // decode and encode single payloads through a codec, print fingerprints
-// and the compatibility verdict between two definition files. main wires
+// and the compatibility verdict between two definition files, and show
+// the payload schema versions of an event type. main wires
 // `herald codec …` to Main.
 //
 // It must not hold state between calls or touch anything but the files
@@ -66,6 +67,14 @@ Commands:
         for a changed codec the parts of its canonical form that changed
         (and, for a protobuf codec, the verdict on its messages). Exit 1
         when a change breaks compatibility.
+  show --versions [FILE]
+  show --id FINGERPRINT [FILE]
+        Read the answer of GET /api/v1/schema/{event_type} (FILE or standard
+        input, e.g. curl -s HOST/api/v1/schema/TYPE | herald codec show
+        --versions) and print the event type's payload schema versions, the
+        registry of past schemas: one line each with its fingerprint, codec,
+        the sequences written under it and whether it is current; or, with
+        --id, the CREATE SCHEMA text of one version.
 
 Each verdict names the rule that decided it: by field name for JSON and
 CBOR (payloads carry names: reordering is free, renaming is not), by
@@ -104,8 +113,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return r.fingerprint(args[1:])
 	case "diff":
 		return r.diff(args[1:])
+	case "show":
+		return r.show(args[1:])
 	}
-	fmt.Fprintf(stderr, "herald codec: unknown command %q (expected check, decode, encode, fingerprint or diff; see --help)\n", args[0])
+	fmt.Fprintf(stderr, "herald codec: unknown command %q (expected check, decode, encode, fingerprint, diff or show; see --help)\n", args[0])
 	return 2
 }
 

@@ -36,6 +36,12 @@ func golden(t *testing.T, path, got string) string {
 	return string(b)
 }
 
+// showAnswer is an answer of GET /api/v1/schema/{event_type} with two
+// payload schema versions.
+const showAnswer = `{"event_type":"r","payload_schema_versions":[
+{"fingerprint":"7b403105f0976b36","codec":"reading_json","schema":"CREATE SCHEMA reading (\n  station STRING\n);","first_seq":1,"last_seq":3,"current":false},
+{"fingerprint":"84f7da96448112e9","codec":"reading_json","schema":"CREATE SCHEMA reading (\n  station STRING,\n  step I32\n);","first_seq":null,"last_seq":null,"current":true}]}`
+
 func TestMain(t *testing.T) {
 	readingRow := `{"sensor":"t-01","at":"2026-09-24T08:15:00.123456789Z","value":21.5,"samples":[0.1,0.2,7.038531e-26],"tags":["lab","north"],"raw":"AAEC/w==","secret":"***"}` + "\n"
 	tests := []struct {
@@ -48,7 +54,18 @@ func TestMain(t *testing.T) {
 	}{
 		{name: "help", args: []string{"--help"}, out: Usage},
 		{name: "no args", args: nil, code: 2, err: Usage},
-		{name: "unknown", args: []string{"frob"}, code: 2, err: "herald codec: unknown command \"frob\" (expected check, decode, encode, fingerprint or diff; see --help)\n"},
+		{name: "unknown", args: []string{"frob"}, code: 2, err: "herald codec: unknown command \"frob\" (expected check, decode, encode, fingerprint, diff or show; see --help)\n"},
+		// show reads the schema endpoint's answer and lists the registry
+		// of past payload schemas, or prints one version by fingerprint.
+		{name: "show versions", stdin: showAnswer, args: []string{"show", "--versions"},
+			out: "7b403105f0976b36 codec=reading_json records 1..3\n84f7da96448112e9 codec=reading_json no records current\n"},
+		{name: "show id", stdin: showAnswer, args: []string{"show", "--id", "7b403105f0976b36"}, out: "CREATE SCHEMA reading (\n  station STRING\n);\n"},
+		{name: "show unknown id", stdin: showAnswer, args: []string{"show", "--id", "ffff"}, code: 1,
+			err: "herald codec: event type 'r' has no payload schema version ffff (its versions: 7b403105f0976b36, 84f7da96448112e9)\n"},
+		{name: "show opaque", stdin: `{"event_type":"plain","schema":{}}`, args: []string{"show", "--versions"}, code: 1,
+			err: "herald codec: standard input lists no payload_schema_versions: event type 'plain' has no typed payload\n"},
+		{name: "show usage", args: []string{"show"}, code: 2,
+			err: "herald codec: show needs exactly one of --versions and --id FINGERPRINT, and at most one FILE (see --help)\n"},
 		{name: "check examples", args: []string{"check", examples}, goldenFile: "testdata/examples.show"},
 		{name: "check refused", args: []string{"check", "../../configs/codecs/refused.nspl"}, code: 1,
 			err: "../../configs/codecs/refused.nspl:17:1: codec notification_codec cannot bind field created_at (wire string, internal DATETIME): a string wire field binds DATETIME only with ENCODE created_at AS RFC3339\n"},
