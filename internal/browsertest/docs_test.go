@@ -217,6 +217,19 @@ func TestDocsPageInChromium(t *testing.T) {
 	waitJS(t, tab, "the watch stopped", `document.querySelector(`+jsq(watch)+`).getAttribute("data-state") === "stopped"`)
 	testkit.WaitFor(t, 10*time.Second, "the server to end the watch", func() bool { return srv.Handlers().Streams() == 0 })
 
+	// A refused stream shows the error answer whole, as the JSON forms do.
+	bad := `{"event_type":"alert","identifier":{"region":"europe"}}`
+	tab.Do(t, "send a replay without a start", chromedp.SetValue(chromedp.CSS(replay+" textarea"), bad),
+		chromedp.Click(chromedp.CSS(replay+" button[type=submit]")))
+	waitJS(t, tab, "the replay refused", `document.querySelector(`+jsq(replay)+`).getAttribute("data-state") === "done"`)
+	status, answer := post(t, base+"/api/v1/replay", bad)
+	shownStatus := browsertest.Run(t, tab, "read the refusal", chromedp.TextContent(chromedp.CSS(replay+" .try-status")))
+	shownBody := browsertest.Run(t, tab, "read the refusal", chromedp.TextContent(chromedp.CSS(replay+" .try-response")))
+	if shown := jsonValue(t, "the shown refusal", shownBody).(map[string]any); status != http.StatusBadRequest || shownStatus != "400 Bad Request" ||
+		shown["code"] != answer["code"] || shown["message"] != answer["message"] || len(shownEvents(t, tab, replay)) != 0 {
+		t.Errorf("refused replay shows %s %s; the API answers %d %v", shownStatus, shownBody, status, answer)
+	}
+
 	// The page opens with the endpoint list, on the first screen.
 	top := browsertest.Run(t, tab, "find the endpoint list", chromedp.Evaluate[[]any](
 		`(() => { window.scrollTo(0, 0); const n = document.querySelector("#endpoints");
@@ -302,6 +315,19 @@ func eventNames(events []event) []string {
 		names[i] = e.name
 	}
 	return names
+}
+
+// post sends a JSON body and returns the status and the decoded answer.
+func post(t *testing.T, url, body string) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	v, _ := jsonValue(t, "POST "+url, string(raw)).(map[string]any)
+	return resp.StatusCode, v
 }
 
 // notify posts a notification as JSON and fails the test unless it is
