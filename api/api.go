@@ -85,6 +85,9 @@ func NewRouter(opts Options) http.Handler {
 	get(r, "/api-docs/asyncapi.json", openapi.AsyncAPIDocument)
 	get(r, "/swagger-ui", openapi.DocsPage)
 	get(r, "/swagger-ui/", openapi.DocsPage)
+	// The docs page's script and stylesheet (its policy allows nothing
+	// inline).
+	get(r, "/swagger-ui/{file}", openapi.DocsAsset(notFound))
 	// The browser console: static files, no credentials (it sends the
 	// user's token itself).
 	get(r, "/console", console.Redirect)

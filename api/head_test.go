@@ -10,8 +10,8 @@ import (
 func TestHeadAnswersGet(t *testing.T) {
 	s := start(t, setup{yaml: matrixConfig("trusted_proxy", "")})
 	for _, path := range []string{"/", "/health", "/ready", "/schema/mars", "/schema/nope", "/api-docs/openapi.json",
-		"/api-docs/asyncapi.json", "/swagger-ui", "/swagger-ui/", "/console", "/console/", "/console/console.js",
-		"/console/nope.js", "/api/v1/schema", "/api/v1/schema/mars", "/api/v1/schema/nope"} {
+		"/api-docs/asyncapi.json", "/swagger-ui", "/swagger-ui/", "/swagger-ui/docs.js", "/swagger-ui/docs.css",
+		"/swagger-ui/nope.js", "/console", "/console/", "/console/console.js", "/console/nope.js", "/api/v1/schema", "/api/v1/schema/mars", "/api/v1/schema/nope"} {
 		get := s.call(t, http.MethodGet, path, "", nil)
 		head := s.call(t, http.MethodHead, path, "", nil)
 		if head.Status != get.Status || head.Header.Get("Content-Type") != get.Header.Get("Content-Type") || head.Raw != "" ||

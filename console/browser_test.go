@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"os"
@@ -40,6 +41,138 @@ func TestConsoleInChromium(t *testing.T) {
 	t.Run("ResumeAfterConnectionLoss", func(t *testing.T) { testResumeAfterConnectionLoss(t, tab) })
 	t.Run("PolicyInForce", func(t *testing.T) { testPolicyInForce(t, tab) })
 	t.Run("Options", func(t *testing.T) { testOptions(t, tab) })
+	t.Run("WholeIds", func(t *testing.T) { testWholeIds(t, tab) })
+	t.Run("Hints", func(t *testing.T) { testHints(t, tab) })
+}
+
+// longConfig has an event type whose name, and so every id, is longer
+// than the id column was wide, and an identifier of a long name.
+const longConfig = `
+application: {host: 127.0.0.1, port: 0}
+notification_backend: {kind: in_memory}
+notification_schema:
+  readings_of_the_north_atlantic_weather_station:
+    topic: {base: north, key_order: [the_station_identification_code]}
+    identifier:
+      the_station_identification_code: {type: StringHandler, required: false}
+`
+
+// testWholeIds: a long id is shown whole in the subscription's table
+// (its text is the id, nothing overflows its cell), as are the long
+// identifier name in the forms and the session id in the status.
+func testWholeIds(t *testing.T, tab *browsertest.Tab) {
+	cfg, path := fromYAML(t, longConfig)
+	h := start(t, cfg, path)
+	p := open(t, tab, h.url)
+	if got := p.text("#conn-status"); !regexp.MustCompile(`^connected · session [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`).MatchString(got) {
+		t.Errorf("status %q, want the whole session id", got)
+	}
+	const long = "readings_of_the_north_atlantic_weather_station"
+	p.pick(long)
+	p.startSub("s1", "live")
+	for i := 1; i <= 12; i++ {
+		h.notify(t, fmt.Sprintf(`{"event_type":%q,"identifier":{"the_station_identification_code":"st-%d"}}`, long, i))
+	}
+	ids := make([]string, 12)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%s@%d", long, 12-i)
+	}
+	p.waitRows("s1", ids...)
+	p.shot("console-whole-ids")
+	// Each id cell: its text is the row's id, and its content fits it.
+	cut := eval[[]string](p, "measure the id cells", `Array.from(document.querySelectorAll("#sub-s1 tbody td.id"), (td) => {
+	  const id = td.parentElement.dataset.id;
+	  return td.textContent === id && td.innerText.replace(/\s/g, "") === id && td.scrollWidth <= td.clientWidth && td.scrollHeight <= td.clientHeight ? "" : id + ": " + JSON.stringify(td.innerText) + " " + td.scrollWidth + "/" + td.clientWidth;
+	}).filter((s) => s)`)
+	if len(cut) != 0 {
+		t.Errorf("id cells not shown whole: %q", cut)
+	}
+	// The identifier's long name is not cut in the forms either.
+	labels := eval[[]string](p, "measure the field labels", `Array.from(document.querySelectorAll(".field > label"), (l) => l.scrollWidth <= l.clientWidth ? "" : l.textContent).filter((s) => s)`)
+	if len(labels) != 0 {
+		t.Errorf("field labels cut: %q", labels)
+	}
+	if got := p.text("#sub-s1 .sub-type"); got != long+" · watch" {
+		t.Errorf("subscription type %q", got)
+	}
+	p.clean()
+}
+
+// testHints: on the shipped config the console selects the first event
+// type, and the WHERE and payload hints it shows are those of the type
+// selected; each hint is valid as written: the WHERE example is accepted
+// by a replay that then shows the notification published with the
+// payload example (for CBOR, the example's form: a base64 string).
+func testHints(t *testing.T, tab *browsertest.Tab) {
+	h := start(t, shipped(t, "in_memory"), "")
+	p := open(t, tab, h.url)
+	hints := func() []string {
+		return eval[[]string](p, "read the hints", `[document.querySelector("#event-type").value, document.querySelector("#where").placeholder,
+		  document.querySelector("#payload-hint").textContent, document.querySelector("#payload").placeholder]`)
+	}
+	want := map[string][]string{
+		"alert": {"alert", "severity >= 3 AND region IN ('europe', 'africa')", "(any JSON, required)", `{"key": "value"}`},
+		"mars":  {"mars", "step >= 180 AND class IN ('od', 'rd')", "(any JSON, optional)", `{"key": "value"}`},
+		"sensor": {"sensor", "sensor IS NOT NULL", "(a JSON record for codec reading_json, required)",
+			`{"sensor":"sensor-1","at":"2025-07-06T12:00:00Z","value":0,"samples":[]}`},
+		"sensor_cbor": {"sensor_cbor", "sensor IS NOT NULL", "(the CBOR payload as a JSON string of base64, codec reading_cbor, required)",
+			`"base64…"`},
+	}
+	// The type selected at load, and its hints.
+	if got := hints(); !reflect.DeepEqual(got, want["alert"]) {
+		t.Errorf("at load: type and hints %q, want %q", got, want["alert"])
+	}
+	cbor, err := os.ReadFile("../configs/codecs/payloads/reading.cbor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the notify form is given besides the payload example.
+	idents := map[string]map[string]string{
+		"alert": {"region": "europe", "severity": "4", "date": "2025-07-06",
+			"polygon": "[[52.5,13.4],[52.6,13.5],[52.5,13.6],[52.4,13.5],[52.5,13.4]]"},
+		"mars":        {"class": "od", "domain": "g", "date": "2025-07-06", "time": "12:00", "stream": "enfo", "step": "200"},
+		"sensor":      {},
+		"sensor_cbor": {},
+	}
+	pins := map[string][2]string{"alert": {"region", "europe"}, "mars": {"class", "od"}}
+	p.click(`#watch-form [name=kind][value=replay]`)
+	p.set("#from_id", "1")
+	for i, typ := range []string{"alert", "mars", "sensor", "sensor_cbor"} {
+		p.pick(typ)
+		got := hints()
+		if !reflect.DeepEqual(got, want[typ]) {
+			t.Errorf("%s: type and hints %q, want %q", typ, got, want[typ])
+			continue
+		}
+		for k, v := range idents[typ] {
+			p.set(`#notify-fields [name="`+k+`"]`, v)
+		}
+		payload := got[3]
+		if typ == "sensor_cbor" {
+			payload = `"` + base64.StdEncoding.EncodeToString(cbor) + `"`
+		}
+		p.set("#payload", payload)
+		p.click("#notify-form button[type=submit]")
+		p.wait(typ+" published", `document.querySelector("#notify-form").dataset.state === "done" && document.querySelector("#notify-form .form-result").dataset.id === `+js(typ+"@1"))
+		if pin, ok := pins[typ]; ok {
+			p.set(`#watch-fields [name="`+pin[0]+`"]`, pin[1])
+		}
+		p.set("#where", got[1])
+		name := fmt.Sprintf("s%d", i+1)
+		p.startSub(name, "ended")
+		p.waitRows(name, typ+"@1")
+		p.set("#where", "")
+		p.set("#payload", "")
+	}
+	p.shot("console-hints")
+	// The ids of the shipped types are short enough for one line each.
+	lines := eval[map[string]int](p, "count the lines of the ids", `Object.fromEntries(Array.from(document.querySelectorAll(".sub tbody td.id"), (td) => {
+	  const r = document.createRange(); r.selectNodeContents(td);
+	  return [td.textContent, new Set(Array.from(r.getClientRects(), (b) => Math.round(b.top))).size]; }))`)
+	if want := map[string]int{"alert@1": 1, "mars@1": 1, "sensor@1": 1, "sensor_cbor@1": 1}; !reflect.DeepEqual(lines, want) {
+		t.Errorf("lines of each id %v, want %v", lines, want)
+	}
+	p.clean()
 }
 
 // testOptions: the form's DROPPING mode and sample rate reach the

@@ -41,16 +41,60 @@ func Document(w http.ResponseWriter, r *http.Request) {
 // operation with its description, parameters, request and response
 // schemas and examples, and every schema, rendered on the server with the
 // descriptions' CommonMark as HTML, so that it reads the same without
-// JavaScript; an inline script adds "try it" forms to the JSON
-// operations. The page loads nothing from other hosts.
+// JavaScript; its script (DocsAsset) adds "try it" forms to the JSON
+// and streaming operations. The page loads nothing from other hosts and
+// is served with DocsPolicy.
 func DocsPage(w http.ResponseWriter, r *http.Request) {
 	page, err := docsPage()
 	if err != nil {
 		http.Error(w, "the OpenAPI document is invalid: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	docsHeaders(w.Header(), "text/html; charset=utf-8")
 	_, _ = w.Write(page)
+}
+
+// DocsAssetPrefix is the path the docs page's script and stylesheet are
+// served under (DocsAsset).
+const DocsAssetPrefix = "/swagger-ui/"
+
+// DocsPolicy is the Content-Security-Policy of the docs page and its
+// files: scripts and styles from herald's own origin only (no inline
+// script or style), requests to herald only.
+const DocsPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+//go:embed docs.js
+var docsScript []byte
+
+//go:embed docs.css
+var docsStyle []byte
+
+// docsHeaders sets the headers of the docs page and its files.
+func docsHeaders(h http.Header, contentType string) {
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Security-Policy", DocsPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-cache")
+}
+
+// DocsAsset serves GET /swagger-ui/{file}: the docs page's script
+// (docs.js) and stylesheet (docs.css), with the page's headers.
+// Anything else is passed to notFound (herald's JSON 404).
+func DocsAsset(notFound http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		switch strings.TrimPrefix(r.URL.Path, DocsAssetPrefix) {
+		case "docs.js":
+			docsHeaders(w.Header(), "text/javascript; charset=utf-8")
+			_, _ = w.Write(docsScript)
+		case "docs.css":
+			docsHeaders(w.Header(), "text/css; charset=utf-8")
+			_, _ = w.Write(docsStyle)
+		default:
+			notFound(w, r)
+		}
+	}
 }
 
 // docsPage renders the page once from the embedded document.

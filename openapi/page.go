@@ -14,14 +14,12 @@ import (
 // The docs page is rendered whole on the server: the descriptions
 // (CommonMark, as HTML), parameters, request and response schemas,
 // examples and the schema list are all in the HTML, so the page reads
-// the same without JavaScript. Its one inline script only runs the "try
-// it" forms of the JSON operations, which are hidden without it.
+// the same without JavaScript. Its script (docs.js, served beside it
+// with its stylesheet, never inline) only runs the "try it" forms of the
+// JSON and streaming operations, which are hidden without it.
 
 //go:embed docs.html
 var pageHTML string
-
-//go:embed docs.js
-var pageScript string
 
 var pageTemplate = template.Must(template.New("docs").Funcs(template.FuncMap{
 	"opid":  opID,
@@ -52,7 +50,7 @@ type pageData struct {
 	Ops         []pageOp
 	Security    template.HTML
 	Schemas     template.HTML
-	Script      template.JS
+	AssetPath   string
 }
 
 // renderPage renders the docs page of an OpenAPI document.
@@ -71,9 +69,9 @@ func renderPage(doc []byte) ([]byte, error) {
 		Title: info.str("title"), Version: info.str("version"), Summary: info.str("summary"),
 		Description: template.HTML(p.markdown(info.str("description"))),
 		DocPath:     DocumentPath, AsyncPath: AsyncAPIPath,
-		Security: template.HTML(p.securitySchemes()),
-		Schemas:  template.HTML(p.schemaList()),
-		Script:   template.JS(pageScript),
+		Security:  template.HTML(p.securitySchemes()),
+		Schemas:   template.HTML(p.schemaList()),
+		AssetPath: DocsAssetPrefix,
 	}
 	paths := root.get("paths")
 	for _, o := range ops {
@@ -502,18 +500,25 @@ func (p *pager) jsonOperation(op *node) bool {
 	return found
 }
 
-// tryForm renders the "try it" form of a JSON operation: an input per
+// tryForm renders the "try it" form of a JSON or streaming operation
+// (empty for the others): an input per
 // path and query parameter, an Authorization field when the operation
 // takes credentials, and a JSON body prefilled from the first example
 // (a menu switches between examples). It is hidden until the script runs.
 func (p *pager) tryForm(o operation, item, op *node) string {
-	if !p.jsonOperation(op) {
+	stream := p.streamOperation(op)
+	if !stream && !p.jsonOperation(op) {
 		return ""
 	}
 	id := opID(o.Method, o.Path)
 	var b strings.Builder
-	fmt.Fprintf(&b, `<form class="try" id="try-%s" data-method="%s" data-path="%s" hidden>`, esc(id), esc(o.Method), esc(o.Path))
-	b.WriteString(`<h3>Try it</h3><p class="muted">Sends the request from this page to this server and shows the answer.</p>`)
+	if stream {
+		fmt.Fprintf(&b, `<form class="try" id="try-%s" data-method="%s" data-path="%s" data-stream="" hidden>`, esc(id), esc(o.Method), esc(o.Path))
+		b.WriteString(`<h3>Try it</h3><p class="muted">Sends the request from this page to this server and shows the Server-Sent Events as they arrive: each event's name and data. Stop ends the stream.</p>`)
+	} else {
+		fmt.Fprintf(&b, `<form class="try" id="try-%s" data-method="%s" data-path="%s" hidden>`, esc(id), esc(o.Method), esc(o.Path))
+		b.WriteString(`<h3>Try it</h3><p class="muted">Sends the request from this page to this server and shows the answer.</p>`)
+	}
 	for _, pr := range p.parameters(item, op) {
 		in := pr.str("in")
 		if in != "path" && in != "query" {
@@ -556,8 +561,26 @@ func (p *pager) tryForm(o operation, item, op *node) string {
 			fmt.Fprintf(&b, `<label class="try-body-label">Body <small>(application/json)</small><textarea name="body" rows="%d" spellcheck="false">%s</textarea></label>`, rows, esc(body))
 		}
 	}
-	b.WriteString(`<p><button type="submit">Send</button></p>`)
-	b.WriteString(`<div class="try-result" hidden><p>Status <code class="try-status"></code></p><h4>Headers</h4><pre class="try-headers"></pre><h4>Body</h4><pre class="try-response"></pre></div>`)
+	if stream {
+		b.WriteString(`<p><button type="submit">Send</button> <button type="button" class="try-stop" disabled>Stop</button></p>`)
+		b.WriteString(`<div class="try-result" hidden><p>Status <code class="try-status"></code> <span class="try-stream-state muted"></span></p><h4>Headers</h4><pre class="try-headers"></pre>` +
+			`<h4>Events</h4><ol class="try-events"></ol><pre class="try-response" hidden></pre></div>`)
+	} else {
+		b.WriteString(`<p><button type="submit">Send</button></p>`)
+		b.WriteString(`<div class="try-result" hidden><p>Status <code class="try-status"></code></p><h4>Headers</h4><pre class="try-headers"></pre><h4>Body</h4><pre class="try-response"></pre></div>`)
+	}
 	b.WriteString(`</form>`)
 	return b.String()
+}
+
+// streamOperation reports whether an operation answers 200 with
+// Server-Sent Events (text/event-stream) and takes a JSON body: watch
+// and replay. Their forms show the events as they arrive.
+func (p *pager) streamOperation(op *node) bool {
+	c := p.deref(op.get("responses").get("200")).get("content")
+	if c == nil || len(c.keys) != 1 || c.keys[0] != "text/event-stream" {
+		return false
+	}
+	rb := op.get("requestBody")
+	return rb != nil && p.deref(rb).get("content").get("application/json") != nil
 }

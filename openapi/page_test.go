@@ -32,7 +32,6 @@ func servedPage(t *testing.T) string {
 // the text that Markdown must not show raw.
 func prose(page string) string {
 	for _, re := range []*regexp.Regexp{
-		regexp.MustCompile(`(?s)<script>.*?</script>`),
 		regexp.MustCompile(`(?s)<pre>.*?</pre>`),
 		regexp.MustCompile(`(?s)<code>.*?</code>`),
 		regexp.MustCompile(`(?s)<textarea[^>]*>.*?</textarea>`),
@@ -88,15 +87,25 @@ func TestDocsPage(t *testing.T) {
 		}
 	}
 
-	// Self-contained: nothing is loaded, only linked; the one script is
-	// inline and fetches only this server's paths.
-	for _, bad := range []string{"src=", "<link", "@import", "url(", "<img", "<iframe", "<object", "<embed", "srcset"} {
-		if strings.Contains(body, bad) {
-			t.Errorf("page contains %q: it must not load anything", bad)
+	// Self-contained: it loads its own script and stylesheet, served
+	// beside it, and nothing else; nothing is inline (its policy forbids
+	// it), and the forms fetch only this server's paths.
+	assets := `<link rel="stylesheet" href="/swagger-ui/docs.css">` + "\n" + `<script src="/swagger-ui/docs.js" defer></script>`
+	if strings.Count(body, assets) != 1 {
+		t.Errorf("page lacks its script and stylesheet %s", assets)
+	}
+	rest := strings.Replace(body, assets, "", 1)
+	for _, bad := range []string{"src=", "<link", "<script", "<style", "style=", "@import", "url(", "<img", "<iframe", "<object", "<embed", "srcset"} {
+		if strings.Contains(rest, bad) {
+			t.Errorf("page contains %q: it must load nothing else and hold nothing inline", bad)
 		}
 	}
-	if strings.Count(body, "<script") != 1 || !strings.Contains(body, "fetch(target(form), init)") {
-		t.Error("page lacks its one inline script")
+	if m := regexp.MustCompile(`<[a-z][^>]*\son[a-z]+=`).FindString(rest); m != "" {
+		t.Errorf("page has an inline event handler: %s", m)
+	}
+	// It opens with the list of endpoints: right under the title.
+	if i, j := strings.Index(body, "</h1>"), strings.Index(body, `<nav id="endpoints"><h2>Endpoints</h2><ul>`); i < 0 || j != i+len("</h1>\n") {
+		t.Errorf("the endpoint list does not follow the title: </h1> at %d, the list at %d", i, j)
 	}
 	for _, m := range regexp.MustCompile(`data-path="([^"]*)"`).FindAllStringSubmatch(body, -1) {
 		if !strings.HasPrefix(m[1], "/") {
@@ -105,22 +114,28 @@ func TestDocsPage(t *testing.T) {
 	}
 }
 
-// TestDocsPageTryForms: exactly the operations whose answers are JSON get
-// a form, hidden until the script shows it, with the path parameter's
-// example, the query parameter, an Authorization field where credentials
-// are taken, and the body prefilled from the first example.
+// TestDocsPageTryForms: exactly the operations whose answers are JSON,
+// and the streaming ones (watch and replay, whose forms show the events
+// and have a Stop button), get a form, hidden until the script shows it,
+// with the path parameter's example, the query parameter, an
+// Authorization field where credentials are taken, and the body
+// prefilled from the first example.
 func TestDocsPageTryForms(t *testing.T) {
 	body := servedPage(t)
 	var forms []string
-	for _, m := range regexp.MustCompile(`<form class="try" id="try-([^"]+)" data-method="([A-Z]+)" data-path="([^"]+)" hidden>`).FindAllStringSubmatch(body, -1) {
+	for _, m := range regexp.MustCompile(`<form class="try" id="try-([^"]+)" data-method="([A-Z]+)" data-path="([^"]+)"( data-stream="")? hidden>`).FindAllStringSubmatch(body, -1) {
 		if m[1] != opID(m[2], m[3]) {
 			t.Errorf("form %s is for %s %s", m[1], m[2], m[3])
+		}
+		if m[4] != "" {
+			m[3] += " (stream)"
 		}
 		forms = append(forms, m[2]+" "+m[3])
 	}
 	want := []string{
 		"GET /health", "GET /ready", "GET /api-docs/openapi.json", "GET /api-docs/asyncapi.json",
 		"GET /api/v1/schema", "GET /api/v1/schema/{event_type}", "GET /schema/{event_type}", "POST /api/v1/notification", "POST /api/v1/notifications", "POST /api/v1/events/{event_type}",
+		"POST /api/v1/watch (stream)", "POST /api/v1/replay (stream)",
 		"DELETE /api/v1/admin/notification/{notification_id}", "DELETE /api/v1/admin/wipe/stream",
 		"DELETE /api/v1/admin/wipe/all", "POST /api/v1/admin/reload",
 	}
@@ -182,6 +197,59 @@ func TestDocsPageTryForms(t *testing.T) {
 	}
 	if n := strings.Count(f, "<option "); n != len(exs) {
 		t.Errorf("%d examples offered, want %d", n, len(exs))
+	}
+	// A stream's form: its body, Send and Stop, and the list the events
+	// go to.
+	for _, path := range []string{"/api/v1/watch", "/api/v1/replay"} {
+		f := form("POST", path)
+		for _, part := range []string{`<textarea name="body"`, `name="Authorization"`, `<button type="submit">Send</button> <button type="button" class="try-stop" disabled>Stop</button>`,
+			`<ol class="try-events"></ol>`} {
+			if !strings.Contains(f, part) {
+				t.Errorf("%s form lacks %s:\n%s", path, part, f)
+			}
+		}
+	}
+}
+
+// withRequestID is a recorder holding the X-Request-ID header that
+// package api's middleware sets before any handler runs.
+func withRequestID() *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	rec.Header().Set("X-Request-ID", "0b9f6bde-5c43-4f0a-9f77-2a1c3c8f0e11")
+	return rec
+}
+
+// TestDocsAssets: the page's script and stylesheet are served with the
+// page's policy, as the document describes them; another name is the
+// router's 404. The page is served with the same policy.
+func TestDocsAssets(t *testing.T) {
+	notFound := func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no route", http.StatusNotFound) }
+	for name, want := range map[string]struct {
+		ct   string
+		body []byte
+	}{"docs.js": {"text/javascript; charset=utf-8", docsScript}, "docs.css": {"text/css; charset=utf-8", docsStyle}} {
+		rec := withRequestID()
+		DocsAsset(notFound)(rec, httptest.NewRequest(http.MethodGet, "/swagger-ui/"+name, nil))
+		if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != want.ct || !bytes.Equal(rec.Body.Bytes(), want.body) ||
+			rec.Header().Get("Content-Security-Policy") != DocsPolicy || rec.Header().Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: %d %v", name, rec.Code, rec.Header())
+		}
+		for _, e := range CheckResponse(http.MethodGet, "/swagger-ui/{file}", rec.Code, rec.Header(), rec.Body.Bytes()) {
+			t.Errorf("%s: %v", name, e)
+		}
+	}
+	rec := httptest.NewRecorder()
+	DocsAsset(notFound)(rec, httptest.NewRequest(http.MethodGet, "/swagger-ui/other.js", nil))
+	if rec.Code != http.StatusNotFound || rec.Body.String() != "no route\n" {
+		t.Errorf("other.js: %d %q", rec.Code, rec.Body.String())
+	}
+	rec = withRequestID()
+	DocsPage(rec, httptest.NewRequest(http.MethodGet, "/swagger-ui/", nil))
+	if got := rec.Header().Get("Content-Security-Policy"); got != DocsPolicy {
+		t.Errorf("page policy %q", got)
+	}
+	for _, e := range CheckResponse(http.MethodGet, "/swagger-ui/", rec.Code, rec.Header(), rec.Body.Bytes()) {
+		t.Error(e)
 	}
 }
 

@@ -81,6 +81,80 @@
     return s && s.identifier ? Object.entries(s.identifier) : [];
   }
 
+  // idCell is the table cell of an event id, whole: a long one may wrap
+  // after its event type ("sensor_cbor" / "@123"), never be cut.
+  function idCell(id) {
+    const text = String(id || "");
+    const at = text.lastIndexOf("@");
+    if (at <= 0) return el("td", { className: "id" }, text);
+    return el("td", { className: "id" }, text.slice(0, at), el("wbr"), text.slice(at));
+  }
+
+  // ---- hints ------------------------------------------------------------
+
+  // whereHint is an example WHERE predicate written from the event type's
+  // own identifier fields (so it is valid for the type selected): a
+  // number field against the middle of its range, an enum field IN two
+  // of its values, else a text field IS NOT NULL.
+  function whereHint(type) {
+    const terms = [];
+    const fields = fieldsOf(type);
+    const num = fields.find(([, s]) => s.type === "IntHandler" || s.type === "FloatHandler");
+    if (num) {
+      const [lo, hi] = num[1].range || [0, 0];
+      const mid = num[1].type === "IntHandler" ? Math.round((lo + hi) / 2) : (lo + hi) / 2;
+      terms.push(num[0] + " >= " + mid);
+    }
+    const en = fields.find(([, s]) => s.type === "EnumHandler" && (s.values || []).length);
+    if (en) terms.push(en[0] + " IN (" + en[1].values.slice(0, 2).map((v) => "'" + v + "'").join(", ") + ")");
+    if (!terms.length) {
+      const txt = fields.find(([, s]) => s.type === "StringHandler" || s.type === "ExpverHandler");
+      if (txt) terms.push(txt[0] + " IS NOT NULL");
+    }
+    return terms.join(" AND ");
+  }
+
+  // TEXT_FORMATS are the codec formats whose payload a JSON notify
+  // carries as a JSON string holding the text; the binary ones take a
+  // JSON string of base64, JSON the JSON value itself.
+  const TEXT_FORMATS = new Set(["SYSLOG", "YAML", "TOML", "XML"]);
+
+  // exampleOf is an example JSON value of a payload schema field, by its
+  // type (the types of a CREATE SCHEMA statement).
+  function exampleOf(name, t) {
+    if (/^(VEC|ARRAY|LIST|SET)\b/.test(t)) return [];
+    if (/^(MAP|STRUCT|RECORD)\b/.test(t)) return {};
+    if (/^(I|U|F)\d+$|^(INT|FLOAT|DOUBLE|DECIMAL|NUMBER)/.test(t)) return 0;
+    if (/^BOOL/.test(t)) return false;
+    if (/^(DATETIME|TIMESTAMP)/.test(t)) return "2025-07-06T12:00:00Z";
+    if (/^DATE/.test(t)) return "2025-07-06";
+    if (/^BYTES/.test(t)) return "AAE=";
+    return name + "-1";
+  }
+
+  // payloadHint describes the payload the event type takes: {label,
+  // placeholder}. A typed payload in JSON gets an example record of its
+  // schema's required fields.
+  function payloadHint(type) {
+    const p = (schemas.byName[type] || {}).payload || {};
+    const need = p.required ? "required" : "optional";
+    if (!p.codec) return { label: "(any JSON, " + need + ")", placeholder: '{"key": "value"}' };
+    const format = String(p.format || "").toUpperCase();
+    if (format === "JSON" || format === "") {
+      const record = {};
+      const m = /\(([\s\S]*)\)/.exec(p.schema || "");
+      for (const line of (m ? m[1] : "").split("\n")) {
+        const f = /^\s*([A-Za-z_][\w]*)\s+([A-Z][A-Z0-9_]*(?:<[^>]*>)?)(.*)$/.exec(line);
+        if (f && !/\bOPTIONAL\b/.test(f[3])) record[f[1]] = exampleOf(f[1], f[2]);
+      }
+      return { label: "(a JSON record for codec " + p.codec + ", " + need + ")", placeholder: JSON.stringify(record) };
+    }
+    if (TEXT_FORMATS.has(format)) {
+      return { label: "(the " + format + " text as a JSON string, codec " + p.codec + ", " + need + ")", placeholder: '"…"' };
+    }
+    return { label: "(the " + format + " payload as a JSON string of base64, codec " + p.codec + ", " + need + ")", placeholder: '"base64…"' };
+  }
+
   // ---- form generation -----------------------------------------------
 
   // fieldRow labels one generated input; required marks it with a star.
@@ -196,6 +270,11 @@
     }
     const s = schemas.byName[type] || {};
     const payload = s.payload || {};
+    // The hints follow the type selected: what they show is valid for it.
+    $("#where").placeholder = whereHint(type);
+    const ph = payloadHint(type);
+    $("#payload-hint").textContent = ph.label;
+    $("#payload").placeholder = ph.placeholder;
     $("#event-type-info").textContent = type
       ? fieldsOf(type).length + " identifier fields; payload " + (payload.required ? "required" : "optional")
       : "No event types are configured.";
@@ -421,7 +500,7 @@
       this.connections++;
       this.attempt = 0;
       this.ready = true;
-      connStatus("open", "connected · session " + String(f.session_id).slice(0, 8));
+      connStatus("open", "connected · session " + f.session_id);
       document.body.dataset.connections = String(this.connections);
       const w = this.waiters;
       this.waiters = [];
@@ -481,6 +560,7 @@
       this.restarts = 0;
       this.buckets = new Map(); // second -> events that arrived in it
       this.panel = null;
+      this.idChars = 0; // the longest id shown, in characters
     }
 
     request() {
@@ -690,12 +770,19 @@
       const m = /T(\d\d:\d\d:\d\d)/.exec(String(ev.time || ""));
       const time = m ? m[1] : String(ev.time || "");
       const tr = el("tr", { className: "phase-" + phase + (fresh ? " fresh" : ""), dataset: { id: ev.id, phase } },
-        el("td", { className: "id" }, ev.id),
+        idCell(ev.id),
         el("td", { className: "time", title: ev.time || "" }, time),
         ident,
         el("td", { className: "payload" },
           el("details", {}, el("summary", {}, short), el("pre", {}, JSON.stringify(payload, null, 2)))));
       const body = $("tbody", this.panel);
+      // The id column grows to the longest id shown (the stylesheet caps
+      // it; a longer one wraps), so an id is never cut.
+      const chars = String(ev.id || "").length;
+      if (chars > this.idChars) {
+        this.idChars = chars;
+        $("table", this.panel).style.setProperty("--id-ch", String(chars));
+      }
       body.prepend(tr);
       while (body.rows.length > MAX_ROWS) body.deleteRow(-1);
     }
