@@ -16,9 +16,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"herald/configs"
-	"herald/handlers"
 	"herald/internal/browsertest"
 	"herald/server"
+	"herald/sse"
 )
 
 // herald is one herald under test, on a loopback port.
@@ -74,7 +74,7 @@ func start(t *testing.T, cfg *configs.Config, path string) *herald {
 		t.Fatal(err)
 	}
 	ts := httptest.NewUnstartedServer(srv)
-	ts.Config.ConnContext = handlers.ConnContext
+	ts.Config.ConnContext = sse.ConnContext
 	ts.Start()
 	t.Cleanup(func() {
 		srv.Close()
@@ -141,7 +141,7 @@ func (h *herald) replay(t *testing.T, body string) []map[string]any {
 		switch {
 		case strings.HasPrefix(line, "event: "):
 			event = strings.TrimPrefix(line, "event: ")
-		case strings.HasPrefix(line, "data: ") && event == handlers.EventReplay:
+		case strings.HasPrefix(line, "data: ") && event == sse.EventReplay:
 			var ev map[string]any
 			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &ev); err != nil {
 				t.Fatalf("replay event: %v: %s", err, line)

@@ -23,6 +23,7 @@ import (
 	"herald/engine"
 	"herald/notification"
 	"herald/session"
+	"herald/sse"
 	"herald/stream"
 )
 
@@ -214,7 +215,7 @@ func New(opts Options) *Handlers {
 		h.now = time.Now
 	}
 	if h.writeTimeout <= 0 {
-		h.writeTimeout = DefaultStreamWriteTimeout
+		h.writeTimeout = sse.DefaultWriteTimeout
 	}
 	h.sessionDeps = session.Deps{Engine: h.eng, Settings: func() *session.Settings { return h.Settings().session },
 		Streams: &h.running, Counters: &h.sessions, Log: h.log, Now: h.now, Version: h.version, Tracing: h.trace}

@@ -20,6 +20,7 @@ import (
 	"herald/handlers"
 	"herald/jetstream/jetstreamtest"
 	herald "herald/server"
+	"herald/sse"
 	"herald/tracing"
 )
 
@@ -147,7 +148,7 @@ func startTracedServer(t testing.TB, yaml string, edit func(*configs.Config), tr
 	}
 	h := srv.Handlers()
 	ts := httptest.NewUnstartedServer(srv)
-	ts.Config.ConnContext = handlers.ConnContext
+	ts.Config.ConnContext = sse.ConnContext
 	ts.Start()
 	t.Cleanup(func() {
 		srv.Close()
@@ -204,8 +205,8 @@ type event struct {
 	Raw  string
 }
 
-// sse is an open event stream.
-type sse struct {
+// eventStream is an open event stream.
+type eventStream struct {
 	t      *testing.T
 	resp   *http.Response
 	events chan event
@@ -218,22 +219,22 @@ type sse struct {
 
 // open posts a watch/replay request and returns the stream; it fails the
 // test unless the answer is a 200 event stream.
-func (s *server) open(t *testing.T, path, body string) *sse {
+func (s *server) open(t *testing.T, path, body string) *eventStream {
 	t.Helper()
 	return s.openStream(t, path, body, nil)
 }
 
 // openPaused is open with a client that stops reading after the first
 // event until resume is called.
-func (s *server) openPaused(t *testing.T, path, body string) *sse {
+func (s *server) openPaused(t *testing.T, path, body string) *eventStream {
 	t.Helper()
 	return s.openStream(t, path, body, make(chan struct{}))
 }
 
 // resume lets a paused client read again.
-func (st *sse) resume() { close(st.gate) }
+func (st *eventStream) resume() { close(st.gate) }
 
-func (s *server) openStream(t *testing.T, path, body string, gate chan struct{}) *sse {
+func (s *server) openStream(t *testing.T, path, body string, gate chan struct{}) *eventStream {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+path, strings.NewReader(body))
@@ -251,20 +252,20 @@ func (s *server) openStream(t *testing.T, path, body string, gate chan struct{})
 		cancel()
 		t.Fatalf("%s %s: status %d content-type %q: %s", path, body, resp.StatusCode, resp.Header.Get("Content-Type"), raw)
 	}
-	st := &sse{t: t, resp: resp, events: make(chan event, 1<<16), errs: make(chan error, 1), cancel: cancel, gate: gate}
+	st := &eventStream{t: t, resp: resp, events: make(chan event, 1<<16), errs: make(chan error, 1), cancel: cancel, gate: gate}
 	go st.read()
 	t.Cleanup(st.close)
 	return st
 }
 
-func (st *sse) close() {
+func (st *eventStream) close() {
 	st.cancel()
 	st.resp.Body.Close()
 }
 
 // read parses the stream strictly: every event is exactly an `event:`
 // line, a `data:` line and a blank line.
-func (st *sse) read() {
+func (st *eventStream) read() {
 	defer close(st.events)
 	br := bufio.NewReaderSize(st.resp.Body, 64<<10)
 	gate := st.gate
@@ -303,7 +304,7 @@ func (st *sse) read() {
 }
 
 // next returns the next event, failing the test after the deadline.
-func (st *sse) next(timeout time.Duration) event {
+func (st *eventStream) next(timeout time.Duration) event {
 	st.t.Helper()
 	select {
 	case ev, ok := <-st.events:
@@ -325,7 +326,7 @@ func (st *sse) next(timeout time.Duration) event {
 }
 
 // skipBeats returns the next event that is not a heartbeat.
-func (st *sse) skipBeats(timeout time.Duration) event {
+func (st *eventStream) skipBeats(timeout time.Duration) event {
 	st.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -337,7 +338,7 @@ func (st *sse) skipBeats(timeout time.Duration) event {
 }
 
 // expectEnd asserts the body ends with no further event.
-func (st *sse) expectEnd(timeout time.Duration) {
+func (st *eventStream) expectEnd(timeout time.Duration) {
 	st.t.Helper()
 	select {
 	case ev, ok := <-st.events:
@@ -352,7 +353,7 @@ func (st *sse) expectEnd(timeout time.Duration) {
 }
 
 // all reads every event until the stream ends.
-func (st *sse) all(timeout time.Duration) []event {
+func (st *eventStream) all(timeout time.Duration) []event {
 	st.t.Helper()
 	var out []event
 	deadline := time.After(timeout)

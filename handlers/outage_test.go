@@ -18,11 +18,11 @@ import (
 
 	"herald/configs"
 	"herald/engine"
-	"herald/handlers"
 	"herald/internal/testkit"
 	"herald/jetstream"
 	"herald/jetstream/jetstreamtest"
 	herald "herald/server"
+	"herald/sse"
 )
 
 // outageLog forwards log lines at info level and above to t.Log while
@@ -63,7 +63,7 @@ func startHerald(t testing.TB, yaml string, edit func(*configs.Config), eng func
 		t.Fatalf("server: %v", err)
 	}
 	ts := httptest.NewUnstartedServer(srv)
-	ts.Config.ConnContext = handlers.ConnContext
+	ts.Config.ConnContext = sse.ConnContext
 	ts.Start()
 	t.Cleanup(func() {
 		srv.Close()
@@ -190,7 +190,7 @@ func (p *outagePublisher) halt() {
 // with ids want (in that order, once each), following a
 // connection-closing with resume_from_id by watching again from there. It
 // returns the ids received and the number of resumptions.
-func collect(t *testing.T, s *server, body string, st *sse, want []string, timeout time.Duration) ([]string, int) {
+func collect(t *testing.T, s *server, body string, st *eventStream, want []string, timeout time.Duration) ([]string, int) {
 	t.Helper()
 	var got []string
 	resumed := 0
@@ -271,7 +271,7 @@ func TestOutage(t *testing.T) {
 		"od": `{"event_type":"mars","identifier":{"class":"od"}}`,
 		"rd": `{"event_type":"mars","identifier":{"class":"rd"}}`,
 	}
-	streams := map[string]*sse{}
+	streams := map[string]*eventStream{}
 	for class, body := range watches {
 		st := s.open(t, "/api/v1/watch", body)
 		if ev := st.next(wait); ev.Data["type"] != "connection_established" {

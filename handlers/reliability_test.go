@@ -177,7 +177,7 @@ func TestStuckWatchersAreBounded(t *testing.T) {
 	u, _ := url.Parse(s.URL)
 	port, _ := strconv.Atoi(u.Port())
 	watch := `{"event_type":"extreme","identifier":{"region":"r"}}`
-	var good []*sse
+	var good []*eventStream
 	for range healthy {
 		st := s.open(t, "/api/v1/watch", watch)
 		st.next(wait)

@@ -14,10 +14,10 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"herald/configs"
-	"herald/handlers"
 	"herald/jetstream"
 	"herald/jetstream/jetstreamtest"
 	herald "herald/server"
+	"herald/sse"
 )
 
 // storageBase is the config of the storage reload test: a JetStream
@@ -64,7 +64,7 @@ func startJetStreamServer(t *testing.T, yaml string) (*server, *jetstream.Engine
 		t.Fatalf("server: %v", err)
 	}
 	ts := httptest.NewUnstartedServer(srv)
-	ts.Config.ConnContext = handlers.ConnContext
+	ts.Config.ConnContext = sse.ConnContext
 	ts.Start()
 	t.Cleanup(func() {
 		srv.Close()

@@ -48,7 +48,7 @@ func (s *server) reload(t *testing.T, yaml string) response {
 // exactly the end its event type's change calls for, or nothing.
 func TestReload(t *testing.T) {
 	s := startServer(t, reloadBase, nil)
-	watch := func(et string) *sse {
+	watch := func(et string) *eventStream {
 		st := s.open(t, "/api/v1/watch", `{"event_type":"`+et+`","identifier":{}}`)
 		if ev := st.next(wait); ev.Data["type"] != "connection_established" {
 			t.Fatalf("%s opening %s", et, ev.Raw)

@@ -348,7 +348,7 @@ func TestBoundaryNoGapNoDuplicate(t *testing.T) {
 			}
 		}
 	}()
-	var streams []*sse
+	var streams []*eventStream
 	for i := 0; i < 5; i++ {
 		streams = append(streams, s.open(t, "/api/v1/watch", `{"event_type":"mars","identifier":{"class":"od"},"from_id":"1"}`))
 	}

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"herald/configs"
-	"herald/handlers"
 	herald "herald/server"
+	"herald/sse"
 )
 
 // TestPastSchemasSurviveRestart checks that the registry of past payload
@@ -47,7 +47,7 @@ func TestPastSchemasSurviveRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		ts := httptest.NewUnstartedServer(srv)
-		ts.Config.ConnContext = handlers.ConnContext
+		ts.Config.ConnContext = sse.ConnContext
 		ts.Start()
 		t.Cleanup(func() { srv.Close(); ts.CloseClientConnections(); ts.Close() })
 		return &server{URL: ts.URL, Handlers: srv.Handlers(), Engine: s.Engine, Server: srv, srv: ts, path: s.path}

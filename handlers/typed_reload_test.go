@@ -110,7 +110,7 @@ func TestTypedEvolutionOnReload(t *testing.T) {
 	}
 	fp1 := fingerprint()
 
-	watch := func(body string) *sse {
+	watch := func(body string) *eventStream {
 		st := s.open(t, "/api/v1/watch", body)
 		if ev := st.next(wait); ev.Data["type"] != "connection_established" {
 			t.Fatalf("opening %s: %s", body, ev.Raw)
@@ -126,7 +126,7 @@ func TestTypedEvolutionOnReload(t *testing.T) {
 	c.ok("subscribe", `"name":"avro","event_type":"r","format":"reading_avro"`)
 
 	s.notify(t, `{"event_type":"r","identifier":{},"payload":{"station":"s1","step":1,"temperature":21.5}}`)
-	for _, st := range []*sse{rows, avro} {
+	for _, st := range []*eventStream{rows, avro} {
 		if ev := st.skipBeats(wait); ev.Data["id"] != "r@1" {
 			t.Fatalf("before the reload: %s", ev.Raw)
 		}
@@ -160,7 +160,7 @@ func TestTypedEvolutionOnReload(t *testing.T) {
 	// connection-closing event with reason end_of_stream (the aviso
 	// client accepts it and reconnects) and herald's precise cause; a
 	// WebSocket subscription ends with schema_changed.
-	for _, st := range []*sse{avro, rows} {
+	for _, st := range []*eventStream{avro, rows} {
 		if ev := st.skipBeats(wait); ev.Name != "connection-closing" || ev.Data["reason"] != "end_of_stream" || ev.Data["cause"] != "schema_changed" || ev.Data["resume_from_id"] != "2" {
 			t.Fatalf("watcher after a compatible change: %s %s", ev.Name, ev.Raw)
 		}

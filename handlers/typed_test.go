@@ -353,7 +353,7 @@ func TestTypedWatchLive(t *testing.T) {
 	s := startServer(t, typedConfig(t, typedDefs, ""), nil)
 	cs := newTestCodecs(t, typedDefs)
 	formats := []string{"", "reading_cbor", "reading_avro", "reading_yaml"}
-	var sts []*sse
+	var sts []*eventStream
 	for _, f := range formats {
 		body := `{"event_type":"r_json","identifier":{"station":"s1"}`
 		if f != "" {

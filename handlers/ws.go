@@ -14,15 +14,17 @@ import (
 
 	"herald/api/httperr"
 	"herald/auth"
+	"herald/internal/wsguard"
 	"herald/session"
+	"herald/sse"
 )
 
 // This file is the transport of WebSocket sessions: the upgrade, and the
 // connection (coder/websocket) as the session.Transport of package
 // session, which implements the protocol: the read loop that hands it the
 // client's frames, the writes with their timeout, the keep-alive pings
-// and the close frames. ws_wire.go guards the bytes read below the
-// library.
+// and the close frames. Package wsguard guards the bytes read below
+// the library.
 
 // Session serves GET /api/v1/session: the WebSocket session protocol.
 func (h *Handlers) Session(w http.ResponseWriter, r *http.Request) {
@@ -51,8 +53,8 @@ func (h *Handlers) Session(w http.ResponseWriter, r *http.Request) {
 	// A client that reads nothing holds no more than the configured
 	// kernel send buffer; its queue then fills and its subscriptions end
 	// (BLOCKING) or drop (DROPPING).
-	capSendBuffer(r, set.Watch.SendBufferBytes, h.log)
-	c, err := accept(&guardedWriter{ResponseWriter: w, limit: set.MaxBodyBytes}, r)
+	sse.CapSendBuffer(r, set.Watch.SendBufferBytes, h.log)
+	c, err := accept(&wsguard.Writer{ResponseWriter: w, Limit: set.MaxBodyBytes}, r)
 	if err != nil {
 		h.log.Debug("session upgrade failed", "request_id", id, "error", err)
 		return
@@ -174,9 +176,9 @@ func (t *wsTransport) read(s *session.Session, limit int64) session.CloseReason 
 	for {
 		typ, data, err := t.conn.Read(context.Background())
 		if err != nil {
-			var tooBig *frameTooBigError
+			var tooBig *wsguard.FrameTooBigError
 			switch st := websocket.CloseStatus(err); {
-			case errors.Is(err, errUnmaskedFrame):
+			case errors.Is(err, wsguard.ErrUnmaskedFrame):
 				return session.CloseUnmaskedFrame
 			case errors.As(err, &tooBig) || errors.Is(err, websocket.ErrMessageTooBig) || st == websocket.StatusMessageTooBig:
 				return session.CloseFrameTooBig(limit)

@@ -12,9 +12,9 @@ import (
 
 	"herald/configs"
 	"herald/engine"
-	"herald/handlers"
 	"herald/internal/testkit"
 	herald "herald/server"
+	"herald/sse"
 )
 
 // TestSessionHistoryLimit: a subscription whose history passes the
@@ -184,7 +184,7 @@ func startWithWriteTimeout(t *testing.T, yaml string, edit func(*configs.Config)
 		t.Fatalf("server: %v", err)
 	}
 	ts := httptest.NewUnstartedServer(srv)
-	ts.Config.ConnContext = handlers.ConnContext
+	ts.Config.ConnContext = sse.ConnContext
 	ts.Start()
 	t.Cleanup(func() {
 		srv.Close()

@@ -12,9 +12,9 @@ import (
 
 	"herald/configs"
 	"herald/engine"
-	"herald/handlers"
 	"herald/internal/testkit"
 	herald "herald/server"
+	"herald/sse"
 )
 
 // slowSubscribe is the in-memory engine whose Subscribe first waits
@@ -52,7 +52,7 @@ func TestSessionResetDuringSubscribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := httptest.NewUnstartedServer(srv)
-	ts.Config.ConnContext = handlers.ConnContext
+	ts.Config.ConnContext = sse.ConnContext
 	ts.Start()
 	t.Cleanup(func() {
 		srv.Close()

@@ -36,6 +36,7 @@ import (
 	"herald/notification"
 	"herald/openapi"
 	"herald/server"
+	"herald/sse"
 )
 
 // exampleConfig is the configuration the document's examples are
@@ -96,7 +97,7 @@ func startLive(t *testing.T, yaml string, eng engine.Engine) *live {
 		t.Fatalf("server: %v", err)
 	}
 	ts := httptest.NewUnstartedServer(srv)
-	ts.Config.ConnContext = handlers.ConnContext
+	ts.Config.ConnContext = sse.ConnContext
 	ts.Start()
 	t.Cleanup(ts.Close)
 	t.Cleanup(srv.Close) // runs first: open streams end, then the listener closes

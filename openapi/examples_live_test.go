@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"herald/configs"
-	"herald/handlers"
 	"herald/openapi"
 	"herald/server"
+	"herald/sse"
 )
 
 // TestNotifyExamplesSuitTheShippedConfig checks the examples a new user
@@ -100,7 +100,7 @@ func TestNotifyExamplesSuitTheShippedConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := httptest.NewUnstartedServer(srv)
-	ts.Config.ConnContext = handlers.ConnContext
+	ts.Config.ConnContext = sse.ConnContext
 	ts.Start()
 	t.Cleanup(ts.Close)
 	t.Cleanup(srv.Close)
@@ -129,7 +129,7 @@ func startShipped(t *testing.T) *httptest.Server {
 		t.Fatal(err)
 	}
 	ts := httptest.NewUnstartedServer(srv)
-	ts.Config.ConnContext = handlers.ConnContext
+	ts.Config.ConnContext = sse.ConnContext
 	ts.Start()
 	t.Cleanup(ts.Close)
 	t.Cleanup(srv.Close)

@@ -16,6 +16,7 @@ import (
 	"herald/handlers"
 	"herald/jetstream"
 	"herald/metrics"
+	"herald/sse"
 	"herald/tracing"
 )
 
@@ -240,14 +241,14 @@ func (s *Server) Limits() *api.StreamLimiter { return s.limits }
 
 // HTTPServer returns an http.Server serving herald with the configured
 // header timeout; stream connections get their send buffers capped
-// (handlers.ConnContext).
+// (sse.ConnContext).
 func (s *Server) HTTPServer() *http.Server {
 	cfg := s.Runtime().Config
 	return &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: time.Duration(cfg.Application.ReadHeaderTimeoutSec) * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		ConnContext:       handlers.ConnContext,
+		ConnContext:       sse.ConnContext,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 }

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"herald/configs"
-	"herald/handlers"
 	"herald/internal/testkit"
 	"herald/server"
+	"herald/sse"
 )
 
 // testConfig is the config of the end-to-end tests; KIND is the
@@ -90,7 +90,7 @@ func startHerald(t *testing.T, kind, config string, env ...string) *herald {
 		t.Fatal(err)
 	}
 	ts := httptest.NewUnstartedServer(srv)
-	ts.Config.ConnContext = handlers.ConnContext
+	ts.Config.ConnContext = sse.ConnContext
 	ts.Start()
 	t.Cleanup(func() {
 		srv.Close()

@@ -16,11 +16,11 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"herald/configs"
-	"herald/handlers"
 	"herald/internal/browsertest"
 	"herald/internal/testkit"
 	"herald/openapi"
 	"herald/server"
+	"herald/sse"
 )
 
 // startHerald runs herald on a loopback port with the shipped default
@@ -38,7 +38,7 @@ func startHerald(t *testing.T) (*server.Server, string) {
 		t.Fatal(err)
 	}
 	ts := httptest.NewUnstartedServer(srv)
-	ts.Config.ConnContext = handlers.ConnContext
+	ts.Config.ConnContext = sse.ConnContext
 	ts.Start()
 	t.Cleanup(func() {
 		srv.Close()

@@ -1,4 +1,4 @@
-package handlers
+package wsguard
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ func wireVerdict(stream []byte, limit uint64) (int, error) {
 		}
 		b0, b1 := stream[i], stream[i+1]
 		if b1&0x80 == 0 {
-			return i + 1, errUnmaskedFrame
+			return i + 1, ErrUnmaskedFrame
 		}
 		ext := map[byte]int{126: 2, 127: 8}[b1&0x7f]
 		if i+2+ext > len(stream) {
@@ -40,7 +40,7 @@ func wireVerdict(stream []byte, limit uint64) (int, error) {
 				msg = size
 			}
 			if size > limit || msg > limit {
-				return i + 2 + ext - 1, &frameTooBigError{}
+				return i + 2 + ext - 1, &FrameTooBigError{}
 			}
 		}
 		next := uint64(i) + uint64(2+ext+4) + size
@@ -133,14 +133,14 @@ func FuzzFrameGuard(f *testing.F) {
 		if !bytes.Equal(got, stream[:min(wantN, len(stream))]) {
 			t.Fatalf("passed %d bytes, want %d", len(got), wantN)
 		}
-		var tooBig *frameTooBigError
+		var tooBig *FrameTooBigError
 		switch {
 		case wantErr == nil:
 			if err != io.EOF {
 				t.Fatalf("error %v, want the end of the stream", err)
 			}
-		case errors.Is(wantErr, errUnmaskedFrame):
-			if !errors.Is(err, errUnmaskedFrame) {
+		case errors.Is(wantErr, ErrUnmaskedFrame):
+			if !errors.Is(err, ErrUnmaskedFrame) {
 				t.Fatalf("error %v, want an unmasked frame", err)
 			}
 		case !errors.As(err, &tooBig):

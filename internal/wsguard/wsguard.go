@@ -1,4 +1,12 @@
-package handlers
+// Package wsguard guards the bytes a WebSocket server reads, below its
+// WebSocket library (coder/websocket): the library refuses an unmasked
+// client frame without a close status (the session then closed with
+// 1000), and it enforces the read limit only on payload bytes actually
+// received, so a header declaring 2^62 bytes with nothing after it held
+// the connection until the keep-alive gave up. Neither can be
+// configured; the guard follows the client's frame headers in the byte
+// stream and refuses both at the header.
+package wsguard
 
 import (
 	"bufio"
@@ -10,41 +18,35 @@ import (
 	"strconv"
 )
 
-// This file guards the bytes a session reads, below coder/websocket:
-// the library refuses an unmasked client frame without a close status
-// (the session then closed with 1000), and it enforces the read limit
-// only on payload bytes actually received, so a header declaring 2^62
-// bytes with nothing after it held the connection until the keep-alive
-// gave up. Neither can be configured; the guard follows the client's
-// frame headers in the byte stream and refuses both at the header.
-
-// errUnmaskedFrame: a client frame without a mask, which RFC 6455
+// ErrUnmaskedFrame is the read error of a client frame without a mask, which RFC 6455
 // requires of every client frame (the server closes with 1002).
-var errUnmaskedFrame = errors.New("the client sent an unmasked frame: RFC 6455 requires a client to mask every frame")
+var ErrUnmaskedFrame = errors.New("the client sent an unmasked frame: RFC 6455 requires a client to mask every frame")
 
-// frameTooBigError: a data frame whose declared length takes its message
+// FrameTooBigError is the read error of a data frame whose declared length takes its message
 // beyond the read limit (the server closes with 1009).
-type frameTooBigError struct {
+type FrameTooBigError struct {
 	declared, limit uint64
 }
 
 // Error names both sizes.
-func (e *frameTooBigError) Error() string {
+func (e *FrameTooBigError) Error() string {
 	return "a frame declares a message of " + strconv.FormatUint(e.declared, 10) + " bytes, above the limit of " + strconv.FormatUint(e.limit, 10)
 }
 
-// guardedWriter is the upgrade's ResponseWriter as the WebSocket library
-// sees it: its Hijack hands the library the connection behind a
-// frameGuard.
-type guardedWriter struct {
+// Writer is the upgrade's ResponseWriter as the WebSocket library sees
+// it: its Hijack hands the library the connection behind a guard that
+// refuses, at the header, an unmasked frame (ErrUnmaskedFrame) and a
+// data message declared longer than Limit bytes (*FrameTooBigError).
+type Writer struct {
 	http.ResponseWriter
-	limit int64
+	// Limit is the largest message, in bytes; <= 0 means no limit.
+	Limit int64
 }
 
 // Hijack takes the connection over and wraps it; the bytes the server
 // had already read past the handshake (frames a client sent without
 // waiting for the 101) go through the guard first.
-func (w *guardedWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+func (w *Writer) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	conn, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
 	if err != nil {
 		return nil, nil, err
@@ -54,12 +56,12 @@ func (w *guardedWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		b, _ := brw.Reader.Peek(n)
 		r = io.MultiReader(bytes.NewReader(bytes.Clone(b)), conn)
 	}
-	g := &frameGuard{Conn: conn, r: r, limit: w.limit}
+	g := &frameGuard{Conn: conn, r: r, limit: w.Limit}
 	return g, bufio.NewReadWriter(bufio.NewReader(g), brw.Writer), nil
 }
 
 // Unwrap returns the wrapped ResponseWriter (http.ResponseController).
-func (w *guardedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *Writer) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // frameGuard follows the frames of a client's byte stream (RFC 6455
 // framing) as the library reads it. At the byte of a header that shows a
@@ -118,7 +120,7 @@ func (g *frameGuard) header() error {
 		return nil
 	}
 	if h[1]&0x80 == 0 {
-		return errUnmaskedFrame
+		return ErrUnmaskedFrame
 	}
 	ext := 0
 	switch h[1] & 0x7f {
@@ -151,7 +153,7 @@ func (g *frameGuard) header() error {
 			g.msg = g.size
 		}
 		if g.limit > 0 && h[0]&0x08 == 0 && (g.size > uint64(g.limit) || g.msg > uint64(g.limit)) {
-			return &frameTooBigError{declared: max(g.size, g.msg), limit: uint64(g.limit)}
+			return &FrameTooBigError{declared: max(g.size, g.msg), limit: uint64(g.limit)}
 		}
 	case 2 + ext + 4:
 		g.skip, g.hn = g.size, 0

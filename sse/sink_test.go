@@ -1,4 +1,4 @@
-package handlers
+package sse
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"herald/engine"
 	"herald/internal/testkit"
 	"herald/stream"
 )
@@ -18,13 +17,11 @@ import (
 // nothing more to the (gone) client.
 func TestClientGoneDuringHistoryIsNotAnError(t *testing.T) {
 	var logs testkit.Buffer
-	h := New(Options{Engine: engine.NewMemory(engine.MemoryOptions{}),
-		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	w := httptest.NewRecorder()
-	s := &sseSink{h: h, w: w, reqID: "r1", topic: "mars.*"}
-	s.sse = startSSE(w, h.now, h.writeTimeout, true)
-	r := httptest.NewRequest("POST", "/api/v1/replay", nil)
-	s.end(r, replayEndpoint, stream.End{Reason: stream.ClientGone, Err: fmt.Errorf("history: %w", context.Canceled)})
+	s := NewSink(w, Options{RequestID: "r1", Topic: "mars.*", AnyOrigin: true,
+		Log: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	s.sse = startWriter(w, s.o.Now, s.o.WriteTimeout, true)
+	s.End(stream.End{Reason: stream.ClientGone, Err: fmt.Errorf("history: %w", context.Canceled)})
 	out := logs.String()
 	if strings.Contains(out, `"level":"ERROR"`) || !strings.Contains(out, `"level":"DEBUG","msg":"stream ended: the client went away"`) {
 		t.Fatalf("logs: %s", out)

@@ -1,4 +1,12 @@
-package handlers
+// Package sse is the Server-Sent Events transport of watch and replay
+// streams: the writer that frames events (`event: <name>`, one JSON
+// `data:` line, a blank line), the bodies of the control events, and the
+// Sink that renders what stream.Run hands it and writes the stream's end
+// as a connection-closing event with a reason the aviso client accepts.
+//
+// It must not know how a request became a stream (stream.Prepare) nor
+// answer HTTP errors before the stream opens: package handlers does both.
+package sse
 
 import (
 	"context"
@@ -23,13 +31,13 @@ const (
 	EventClosing = "connection-closing"
 )
 
-// DefaultStreamWriteTimeout bounds one event write: a client that stops
+// DefaultWriteTimeout bounds one event write: a client that stops
 // reading is dropped instead of holding a goroutine forever.
-const DefaultStreamWriteTimeout = 30 * time.Second
+const DefaultWriteTimeout = 30 * time.Second
 
-// sseWriter writes Server-Sent Events: exactly `event: <name>`,
+// writer writes Server-Sent Events: exactly `event: <name>`,
 // `data: <one-line JSON>` and a blank line per event, flushed at once.
-type sseWriter struct {
+type writer struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
 	buf     []byte
@@ -46,7 +54,7 @@ const minWriteTime = time.Second
 
 // due records that the output queued from now on must be written by t;
 // the earliest such time since the last write counts.
-func (s *sseWriter) due(t time.Time) {
+func (s *writer) due(t time.Time) {
 	if s.deadline.IsZero() || t.Before(s.deadline) {
 		s.deadline = t
 	}
@@ -54,7 +62,7 @@ func (s *sseWriter) due(t time.Time) {
 
 // writeDeadline is the deadline of the next write: the write timeout,
 // shortened by a pending lag limit (but never below minWriteTime).
-func (s *sseWriter) writeDeadline() time.Time {
+func (s *writer) writeDeadline() time.Time {
 	d := s.now().Add(s.timeout)
 	if !s.deadline.IsZero() && s.deadline.Before(d) {
 		d = s.deadline
@@ -68,7 +76,7 @@ func (s *sseWriter) writeDeadline() time.Time {
 // startSSE writes the SSE response headers with status 200. anyOrigin
 // adds Aviso's `Access-Control-Allow-Origin: *` (when package api does
 // not manage CORS itself).
-func startSSE(w http.ResponseWriter, now func() time.Time, timeout time.Duration, anyOrigin bool) *sseWriter {
+func startWriter(w http.ResponseWriter, now func() time.Time, timeout time.Duration, anyOrigin bool) *writer {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -78,13 +86,13 @@ func startSSE(w http.ResponseWriter, now func() time.Time, timeout time.Duration
 	}
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	s := &sseWriter{w: w, rc: http.NewResponseController(w), now: now, timeout: timeout}
+	s := &writer{w: w, rc: http.NewResponseController(w), now: now, timeout: timeout}
 	_ = s.rc.Flush()
 	return s
 }
 
 // event writes one event whose data is already one line of JSON.
-func (s *sseWriter) event(name string, data []byte) error {
+func (s *writer) event(name string, data []byte) error {
 	if err := s.queue(name, data); err != nil {
 		return err
 	}
@@ -97,7 +105,7 @@ const sseBatchBytes = 64 << 10
 // queue adds one event to the pending output without flushing it to the
 // client; flush (or event) sends everything queued. Replays queue a
 // whole fetched page and flush once: one write instead of one per event.
-func (s *sseWriter) queue(name string, data []byte) error {
+func (s *writer) queue(name string, data []byte) error {
 	s.buf = append(s.buf, "event: "...)
 	s.buf = append(s.buf, name...)
 	s.buf = append(s.buf, "\ndata: "...)
@@ -110,7 +118,7 @@ func (s *sseWriter) queue(name string, data []byte) error {
 }
 
 // write hands the queued text to the response writer.
-func (s *sseWriter) write() error {
+func (s *writer) write() error {
 	if len(s.buf) == 0 {
 		return nil
 	}
@@ -125,7 +133,7 @@ func (s *sseWriter) write() error {
 }
 
 // flush sends everything queued to the client now.
-func (s *sseWriter) flush() error {
+func (s *writer) flush() error {
 	if err := s.write(); err != nil {
 		return err
 	}
@@ -136,7 +144,7 @@ func (s *sseWriter) flush() error {
 }
 
 // json writes one event whose data is v encoded as JSON.
-func (s *sseWriter) json(name string, v any) error {
+func (s *writer) json(name string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -266,11 +274,11 @@ type writeBufferSetter interface {
 	SetWriteBuffer(bytes int) error
 }
 
-// capSendBuffer sets the socket send buffer of a stream's connection to
+// CapSendBuffer sets the socket send buffer of a stream's connection to
 // the configured size. The kernel's auto-tuned buffer grows to megabytes
 // for a client that does not read; a fixed one bounds what such a client
 // holds in kernel memory, and max_lag_sec then ends it.
-func capSendBuffer(r *http.Request, n int, log *slog.Logger) {
+func CapSendBuffer(r *http.Request, n int, log *slog.Logger) {
 	if n <= 0 {
 		return
 	}
