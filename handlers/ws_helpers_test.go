@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"herald/openapi"
+	"herald/openapi/openapitest"
 )
 
 // wsClient is a WebSocket session client over a real connection: frames
@@ -132,7 +133,7 @@ func (w *wsClient) read() {
 		}
 		// Every frame the server sends must be one the document
 		// describes (the test goroutine reports it at the end).
-		if err := openapi.CheckSessionFrame(openapi.Receive, data); err != nil {
+		if err := checkSessionFrame(data); err != nil {
 			w.gmu.Lock()
 			w.invalid = append(w.invalid, err.Error())
 			w.gmu.Unlock()
@@ -286,4 +287,19 @@ func (w *wsClient) collect(sub string, n int) (ids []string, others []map[string
 		others = append(others, f)
 	}
 	return ids, others
+}
+
+// asyncDoc is the AsyncAPI document herald serves, decoded once for all
+// the sessions of the tests.
+var asyncDoc = sync.OnceValues(func() (*openapitest.SessionDoc, error) {
+	return openapitest.ParseSessionDoc(openapi.AsyncAPISpec())
+})
+
+// checkSessionFrame checks a frame the server sent against the document.
+func checkSessionFrame(frame []byte) error {
+	sd, err := asyncDoc()
+	if err != nil {
+		return err
+	}
+	return sd.Check(openapitest.Receive, frame)
 }

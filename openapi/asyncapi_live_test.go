@@ -24,6 +24,7 @@ import (
 	"github.com/coder/websocket"
 
 	"herald/openapi"
+	"herald/openapi/openapitest"
 )
 
 // sessionConfig is weatherConfig with authentication on (the event type
@@ -123,7 +124,7 @@ func (c *asyncClient) read() {
 		if err != nil {
 			return
 		}
-		name, err := openapi.SessionMessage(openapi.Receive, data)
+		name, err := servedMessage(openapitest.Receive, data)
 		var m map[string]any
 		_ = json.Unmarshal(data, &m)
 		c.mu.Lock()
@@ -174,7 +175,7 @@ func (c *asyncClient) resume() {
 // it (a request meant to be well-formed) or must not.
 func (c *asyncClient) write(frame string, valid bool) {
 	c.t.Helper()
-	if err := openapi.CheckSessionFrame(openapi.Send, []byte(frame)); (err == nil) != valid {
+	if _, err := servedMessage(openapitest.Send, []byte(frame)); (err == nil) != valid {
 		c.t.Errorf("request %.300s: check %v, want valid %v", frame, err, valid)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -448,9 +449,23 @@ func receiveMessageNames(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, m := range doc.Operations[openapi.Receive].Messages {
+	for _, m := range doc.Operations[openapitest.Receive].Messages {
 		names = append(names, strings.TrimPrefix(m.Ref, "#/channels/session/messages/"))
 	}
 	sort.Strings(names)
 	return names
+}
+
+// servedDoc is the AsyncAPI document herald serves, decoded once.
+var servedDoc = sync.OnceValues(func() (*openapitest.SessionDoc, error) {
+	return openapitest.ParseSessionDoc(openapi.AsyncAPISpec())
+})
+
+// servedMessage names the message of the served document a frame is.
+func servedMessage(direction string, frame []byte) (string, error) {
+	sd, err := servedDoc()
+	if err != nil {
+		return "", err
+	}
+	return sd.Message(direction, frame)
 }

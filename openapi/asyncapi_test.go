@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"herald/openapi/openapitest"
 )
 
 // sendMessages are the requests of the protocol (docs/sessions.md),
@@ -183,7 +185,7 @@ func TestAsyncAPIDocumentIs30(t *testing.T) {
 	if len(ops) != 2 {
 		t.Errorf("%d operations, want send and receive", len(ops))
 	}
-	for dir, list := range map[string][]string{Send: sendMessages, Receive: receiveMessages} {
+	for dir, list := range map[string][]string{openapitest.Send: sendMessages, openapitest.Receive: receiveMessages} {
 		op := ops[dir].(map[string]any)
 		if op["action"] != dir || op["channel"].(map[string]any)["$ref"] != "#/channels/session" {
 			t.Errorf("operation %s: action %v channel %v", dir, op["action"], op["channel"])
@@ -207,17 +209,17 @@ func TestAsyncAPIDocumentIs30(t *testing.T) {
 			// The discriminator: a request's op is its message's name;
 			// a server frame's type is its message's name (replies:
 			// reply, told apart by ok).
-			keys := discriminants(doc, m["payload"], discriminator[dir], 0)
+			keys := openapitest.Discriminants(doc, m["payload"], openapitest.Discriminator(dir), 0)
 			wantKey := strings.TrimPrefix(strings.TrimPrefix(name, "reply_ok"), "reply_error")
 			if wantKey == "" {
 				wantKey = "reply"
 			}
 			if !reflect.DeepEqual(keys, []any{wantKey}) {
-				t.Errorf("message %s: %s %v, want %q", name, discriminator[dir], keys, wantKey)
+				t.Errorf("message %s: %s %v, want %q", name, openapitest.Discriminator(dir), keys, wantKey)
 			}
 		}
 	}
-	reply := ops[Send].(map[string]any)["reply"].(map[string]any)
+	reply := ops[openapitest.Send].(map[string]any)["reply"].(map[string]any)
 	if fmt.Sprint(reply["messages"]) != "[map[$ref:#/channels/session/messages/reply_ok] map[$ref:#/channels/session/messages/reply_error]]" {
 		t.Errorf("send's reply %v", reply)
 	}
@@ -236,7 +238,7 @@ func TestAsyncAPIDocumentIs30(t *testing.T) {
 			}
 			return
 		}
-		if _, err := pointer(doc, ref); err != nil {
+		if _, err := openapitest.Pointer(doc, ref); err != nil {
 			t.Errorf("%s: %v", at, err)
 		}
 		used[ref] = true
@@ -331,10 +333,10 @@ func TestAsyncAPIDocumentIs30(t *testing.T) {
 
 func TestAsyncAPIExamplesMatchSchemas(t *testing.T) {
 	doc := loadAsyncDoc(t)
-	v := &validator{doc: doc}
+	v := openapitest.NewValidator(doc)
 	messages := doc["components"].(map[string]any)["messages"].(map[string]any)
 	n := 0
-	for dir, list := range map[string][]string{Send: sendMessages, Receive: receiveMessages} {
+	for dir, list := range map[string][]string{openapitest.Send: sendMessages, openapitest.Receive: receiveMessages} {
 		for _, name := range list {
 			exs, _ := messages[name].(map[string]any)["examples"].([]any)
 			for i, e := range exs {
@@ -343,7 +345,7 @@ func TestAsyncAPIExamplesMatchSchemas(t *testing.T) {
 					t.Errorf("message %s example %d has no name or summary", name, i)
 				}
 				frame, _ := json.Marshal(ex["payload"])
-				got, err := SessionMessage(dir, frame)
+				got, err := sessionMessage(dir, frame)
 				if err != nil || got != name {
 					t.Errorf("message %s example %v: matched %q, %v", name, ex["name"], got, err)
 				}
@@ -356,7 +358,7 @@ func TestAsyncAPIExamplesMatchSchemas(t *testing.T) {
 		walkSchema(s, "#/components/schemas/"+name, func(at string, s map[string]any) {
 			exs, _ := s["examples"].([]any)
 			for i, e := range exs {
-				for _, msg := range v.validate(s, e, fmt.Sprintf("%s/examples/%d", at, i)) {
+				for _, msg := range v.Validate(s, e, fmt.Sprintf("%s/examples/%d", at, i)) {
 					t.Error(msg)
 				}
 				schemaExamples++
@@ -377,53 +379,53 @@ func TestCheckSessionFrameRejects(t *testing.T) {
 	cases := []struct {
 		dir, frame, want string // want: the message name, or "" for a refusal
 	}{
-		{Receive, welcome, "welcome"},
-		{Receive, strings.Replace(welcome, `"protocol":"herald.v1"`, `"protocol":"herald.v2"`, 1), ""},
-		{Receive, strings.Replace(welcome, `,"max_request_bytes":1048576`, ``, 1), ""},
-		{Receive, strings.Replace(welcome, `"max_request_bytes":1048576`, `"max_request_bytes":1048576,"more":1`, 1), ""},
-		{Receive, `{"type":"reply","id":1,"ok":true,"time":"2025-07-06T12:00:00.123456789Z"}`, "reply_ok"},
-		{Receive, `{"type":"reply","id":"a","ok":true,"name":"s1"}`, "reply_ok"},
-		{Receive, `{"type":"reply","id":1.5,"ok":true,"time":"2025-07-06T12:00:00Z"}`, ""},
-		{Receive, `{"type":"reply","id":1,"ok":true,"time":"x","extra":1}`, ""},
-		{Receive, `{"type":"reply","id":1,"ok":false,"error":{"code":"UNKNOWN_PRODUCER","message":"m"}}`, "reply_error"},
-		{Receive, `{"type":"reply","id":1,"ok":false,"error":{"code":"NOPE","message":"m"}}`, ""},
-		{Receive, `{"type":"reply","id":1,"ok":false,"error":{"code":"INVALID_REQUEST","message":"m"},"outcome":"completed"}`, ""},
-		{Receive, `{"type":"reply","id":1,"ok":false,"error":{"code":"INVALID_NOTIFICATION_REQUEST","message":"m"},"outcome":"not_admitted","errors":[{"index":0,"code":"INVALID_NOTIFICATION_REQUEST","message":"m"}]}`, "reply_error"},
-		{Receive, `{"type":"reply","id":1,"ok":false,"error":{"code":"SERVICE_UNAVAILABLE","message":"m"},"outcome":"failed","ids":[]}`, "reply_error"},
-		{Receive, `{"type":"reply","id":1,"ok":false,"error":{"code":"SERVICE_UNAVAILABLE","message":"m"},"outcome":"failed"}`, ""},
-		{Receive, `{"type":"events","sub":"s","gen":1,"phase":"live","events":[` + event + `]}`, "events"},
-		{Receive, `{"type":"events","sub":"s","gen":1,"phase":"later","events":[` + event + `]}`, ""},
-		{Receive, `{"type":"events","sub":"s","gen":1,"phase":"live","events":[]}`, ""},
-		{Receive, `{"type":"events","sub":"s","gen":0,"phase":"live","events":[` + event + `]}`, ""},
-		{Receive, `{"type":"events","sub":"s","gen":1,"phase":"live","events":[` + strings.Replace(event, `"ev@1"`, `"1"`, 1) + `]}`, ""},
-		{Receive, `{"type":"subscription_ended","sub":"s","gen":1,"reason":"overflow","resume_from_id":"ev@3"}`, "subscription_ended"},
-		{Receive, `{"type":"subscription_ended","sub":"s","gen":1,"reason":"bored"}`, ""},
-		{Receive, `{"type":"dropped","sub":"s","gen":1,"count":0}`, ""},
-		{Receive, `{"type":"skipped","sub":"s","gen":1,"ids":["ev@8"],"reason":"too_large"}`, "skipped"},
-		{Receive, `{"type":"producer_ended","producer":"p","reason":"protocol_violation"}`, "producer_ended"},
-		{Receive, `{"type":"error","error":{"code":"INVALID_REQUEST","message":"m"}}`, "error"},
-		{Receive, `{"type":"error","error":{"code":"INVALID_REQUEST"}}`, ""},
-		{Receive, `{"type":"hello"}`, ""},
-		{Receive, `{"id":1,"op":"ping"}`, ""},
-		{Receive, `[1]`, ""},
-		{Receive, `{"type":"error","error":{"code":"INVALID_REQUEST","message":"m"}} {}`, ""},
-		{Send, `{"id":1,"op":"ping"}`, "ping"},
-		{Send, `{"op":"ping"}`, ""},
-		{Send, `{"id":1,"op":"ping","x":1}`, ""},
-		{Send, `{"id":1,"op":"pong"}`, ""},
-		{Send, `{"id":1,"op":"subscribe","name":"s","event_type":"ev","mode":"dropping","from_id":"1"}`, "subscribe"},
-		{Send, `{"id":1,"op":"subscribe","name":"s","event_type":"ev","from_id":1}`, ""},
-		{Send, `{"id":1,"op":"subscribe","name":"s","event_type":"ev","from_id":"1","from_date":"2025-07-06T00:00:00Z"}`, ""},
-		{Send, `{"id":1,"op":"subscribe","name":"s","event_type":"ev","to_id":"1"}`, ""},
-		{Send, `{"id":1,"op":"replay","name":"s","event_type":"ev"}`, ""},
-		{Send, `{"id":1,"op":"replay","name":"s","event_type":"ev","from_id":"1","to_id":"2"}`, "replay"},
-		{Send, `{"id":1,"op":"auth","token":"t","basic":"b"}`, ""},
-		{Send, `{"id":1,"op":"publish","producer":"p","batch":[{"identifier":{"k":"a"},"extra":1}]}`, ""},
-		{Send, `{"id":1,"op":"publish","producer":"p","batch":[{"identifier":{"k":"a"},"payload":[1]}]}`, "publish"},
+		{openapitest.Receive, welcome, "welcome"},
+		{openapitest.Receive, strings.Replace(welcome, `"protocol":"herald.v1"`, `"protocol":"herald.v2"`, 1), ""},
+		{openapitest.Receive, strings.Replace(welcome, `,"max_request_bytes":1048576`, ``, 1), ""},
+		{openapitest.Receive, strings.Replace(welcome, `"max_request_bytes":1048576`, `"max_request_bytes":1048576,"more":1`, 1), ""},
+		{openapitest.Receive, `{"type":"reply","id":1,"ok":true,"time":"2025-07-06T12:00:00.123456789Z"}`, "reply_ok"},
+		{openapitest.Receive, `{"type":"reply","id":"a","ok":true,"name":"s1"}`, "reply_ok"},
+		{openapitest.Receive, `{"type":"reply","id":1.5,"ok":true,"time":"2025-07-06T12:00:00Z"}`, ""},
+		{openapitest.Receive, `{"type":"reply","id":1,"ok":true,"time":"x","extra":1}`, ""},
+		{openapitest.Receive, `{"type":"reply","id":1,"ok":false,"error":{"code":"UNKNOWN_PRODUCER","message":"m"}}`, "reply_error"},
+		{openapitest.Receive, `{"type":"reply","id":1,"ok":false,"error":{"code":"NOPE","message":"m"}}`, ""},
+		{openapitest.Receive, `{"type":"reply","id":1,"ok":false,"error":{"code":"INVALID_REQUEST","message":"m"},"outcome":"completed"}`, ""},
+		{openapitest.Receive, `{"type":"reply","id":1,"ok":false,"error":{"code":"INVALID_NOTIFICATION_REQUEST","message":"m"},"outcome":"not_admitted","errors":[{"index":0,"code":"INVALID_NOTIFICATION_REQUEST","message":"m"}]}`, "reply_error"},
+		{openapitest.Receive, `{"type":"reply","id":1,"ok":false,"error":{"code":"SERVICE_UNAVAILABLE","message":"m"},"outcome":"failed","ids":[]}`, "reply_error"},
+		{openapitest.Receive, `{"type":"reply","id":1,"ok":false,"error":{"code":"SERVICE_UNAVAILABLE","message":"m"},"outcome":"failed"}`, ""},
+		{openapitest.Receive, `{"type":"events","sub":"s","gen":1,"phase":"live","events":[` + event + `]}`, "events"},
+		{openapitest.Receive, `{"type":"events","sub":"s","gen":1,"phase":"later","events":[` + event + `]}`, ""},
+		{openapitest.Receive, `{"type":"events","sub":"s","gen":1,"phase":"live","events":[]}`, ""},
+		{openapitest.Receive, `{"type":"events","sub":"s","gen":0,"phase":"live","events":[` + event + `]}`, ""},
+		{openapitest.Receive, `{"type":"events","sub":"s","gen":1,"phase":"live","events":[` + strings.Replace(event, `"ev@1"`, `"1"`, 1) + `]}`, ""},
+		{openapitest.Receive, `{"type":"subscription_ended","sub":"s","gen":1,"reason":"overflow","resume_from_id":"ev@3"}`, "subscription_ended"},
+		{openapitest.Receive, `{"type":"subscription_ended","sub":"s","gen":1,"reason":"bored"}`, ""},
+		{openapitest.Receive, `{"type":"dropped","sub":"s","gen":1,"count":0}`, ""},
+		{openapitest.Receive, `{"type":"skipped","sub":"s","gen":1,"ids":["ev@8"],"reason":"too_large"}`, "skipped"},
+		{openapitest.Receive, `{"type":"producer_ended","producer":"p","reason":"protocol_violation"}`, "producer_ended"},
+		{openapitest.Receive, `{"type":"error","error":{"code":"INVALID_REQUEST","message":"m"}}`, "error"},
+		{openapitest.Receive, `{"type":"error","error":{"code":"INVALID_REQUEST"}}`, ""},
+		{openapitest.Receive, `{"type":"hello"}`, ""},
+		{openapitest.Receive, `{"id":1,"op":"ping"}`, ""},
+		{openapitest.Receive, `[1]`, ""},
+		{openapitest.Receive, `{"type":"error","error":{"code":"INVALID_REQUEST","message":"m"}} {}`, ""},
+		{openapitest.Send, `{"id":1,"op":"ping"}`, "ping"},
+		{openapitest.Send, `{"op":"ping"}`, ""},
+		{openapitest.Send, `{"id":1,"op":"ping","x":1}`, ""},
+		{openapitest.Send, `{"id":1,"op":"pong"}`, ""},
+		{openapitest.Send, `{"id":1,"op":"subscribe","name":"s","event_type":"ev","mode":"dropping","from_id":"1"}`, "subscribe"},
+		{openapitest.Send, `{"id":1,"op":"subscribe","name":"s","event_type":"ev","from_id":1}`, ""},
+		{openapitest.Send, `{"id":1,"op":"subscribe","name":"s","event_type":"ev","from_id":"1","from_date":"2025-07-06T00:00:00Z"}`, ""},
+		{openapitest.Send, `{"id":1,"op":"subscribe","name":"s","event_type":"ev","to_id":"1"}`, ""},
+		{openapitest.Send, `{"id":1,"op":"replay","name":"s","event_type":"ev"}`, ""},
+		{openapitest.Send, `{"id":1,"op":"replay","name":"s","event_type":"ev","from_id":"1","to_id":"2"}`, "replay"},
+		{openapitest.Send, `{"id":1,"op":"auth","token":"t","basic":"b"}`, ""},
+		{openapitest.Send, `{"id":1,"op":"publish","producer":"p","batch":[{"identifier":{"k":"a"},"extra":1}]}`, ""},
+		{openapitest.Send, `{"id":1,"op":"publish","producer":"p","batch":[{"identifier":{"k":"a"},"payload":[1]}]}`, "publish"},
 		{"sideways", `{"id":1,"op":"ping"}`, ""},
 	}
 	for _, c := range cases {
-		got, err := SessionMessage(c.dir, []byte(c.frame))
+		got, err := sessionMessage(c.dir, []byte(c.frame))
 		if c.want == "" && err == nil {
 			t.Errorf("%s %s: accepted as %s", c.dir, c.frame, got)
 		}

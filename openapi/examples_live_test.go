@@ -13,6 +13,7 @@ import (
 
 	"herald/configs"
 	"herald/openapi"
+	"herald/openapi/openapitest"
 	"herald/server"
 	"herald/sse"
 )
@@ -549,7 +550,7 @@ func TestSessionExamplesWorkOnTheShippedConfig(t *testing.T) {
 		t.Fatalf("first frame %v", f.m)
 	}
 	sent := 0
-	for _, m := range doc.Operations[openapi.Send].Messages {
+	for _, m := range doc.Operations[openapitest.Send].Messages {
 		name := strings.TrimPrefix(m.Ref, "#/channels/session/messages/")
 		for _, e := range doc.Components.Messages[name].Examples {
 			var req struct {

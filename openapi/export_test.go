@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+
+	"herald/openapi/openapitest"
 )
 
 // Exports for the external tests (package openapi_test), which may import
@@ -45,14 +48,14 @@ func CheckResponse(method, path string, status int, header http.Header, body []b
 	if raw == nil {
 		return errs
 	}
-	resp, err := resolve(doc, raw)
+	resp, err := openapitest.Resolve(doc, raw)
 	if err != nil {
 		return []string{at + ": " + err.Error()}
 	}
-	v := &validator{doc: doc}
+	v := openapitest.NewValidator(doc)
 	declared, _ := resp["headers"].(map[string]any)
 	for name, h := range declared {
-		hd, err := resolve(doc, h)
+		hd, err := openapitest.Resolve(doc, h)
 		if err != nil {
 			errs = append(errs, at+": header "+name+": "+err.Error())
 			continue
@@ -75,7 +78,7 @@ func CheckResponse(method, path string, status int, header http.Header, body []b
 				}
 				val = float64(n)
 			}
-			errs = append(errs, v.validate(schema, val, at+" header "+name)...)
+			errs = append(errs, v.Validate(schema, val, at+" header "+name)...)
 		}
 	}
 	for _, name := range []string{"WWW-Authenticate", "Retry-After"} {
@@ -108,9 +111,9 @@ func CheckResponse(method, path string, status int, header http.Header, body []b
 		if err := dec.Decode(&val); err != nil {
 			return append(errs, fmt.Sprintf("%s: body %q is not JSON: %v", at, body, err))
 		}
-		return append(errs, v.validate(media["schema"], val, at+" body")...)
+		return append(errs, v.Validate(media["schema"], val, at+" body")...)
 	case strings.HasPrefix(mediaType, "text/") && mediaType != "text/event-stream":
-		return append(errs, v.validate(media["schema"], string(body), at+" body")...)
+		return append(errs, v.Validate(media["schema"], string(body), at+" body")...)
 	}
 	return errs
 }
@@ -167,7 +170,7 @@ func CheckStream(method, path string, body []byte) ([]string, []map[string]any) 
 	if !ok {
 		return []string{at + ": operation not documented"}, nil
 	}
-	resp, err := resolve(doc, op["responses"].(map[string]any)["200"])
+	resp, err := openapitest.Resolve(doc, op["responses"].(map[string]any)["200"])
 	if err != nil {
 		return []string{at + ": " + err.Error()}, nil
 	}
@@ -175,7 +178,7 @@ func CheckStream(method, path string, body []byte) ([]string, []map[string]any) 
 	if !ok {
 		return []string{at + ": no text/event-stream response"}, nil
 	}
-	stream, err := resolve(doc, media["schema"])
+	stream, err := openapitest.Resolve(doc, media["schema"])
 	if err != nil {
 		return []string{at + ": " + err.Error()}, nil
 	}
@@ -183,14 +186,14 @@ func CheckStream(method, path string, body []byte) ([]string, []map[string]any) 
 	if err != nil {
 		return []string{fmt.Sprintf("%s: %v in %q", at, err, body)}, nil
 	}
-	v := &validator{doc: doc}
+	v := openapitest.NewValidator(doc)
 	var errs []string
 	var out []map[string]any
 	for i, ev := range events {
 		raw, _ := json.Marshal(ev)
 		var generic map[string]any
 		_ = json.Unmarshal(raw, &generic)
-		errs = append(errs, v.validate(stream["contentSchema"], generic, fmt.Sprintf("%s event %d", at, i))...)
+		errs = append(errs, v.Validate(stream["contentSchema"], generic, fmt.Sprintf("%s event %d", at, i))...)
 		out = append(out, generic)
 	}
 	if len(events) == 0 || events[len(events)-1].Event != "connection-closing" {
@@ -218,7 +221,7 @@ func DocExample(method, path string, status int, media, name string) any {
 			return nil
 		}
 	}
-	resp, err := resolve(doc, raw)
+	resp, err := openapitest.Resolve(doc, raw)
 	if err != nil {
 		return nil
 	}
@@ -227,7 +230,7 @@ func DocExample(method, path string, status int, media, name string) any {
 	if !ok {
 		return nil
 	}
-	ex, err := resolve(doc, e)
+	ex, err := openapitest.Resolve(doc, e)
 	if err != nil {
 		return nil
 	}
@@ -249,7 +252,7 @@ func DocRequestExampleOf(method, path, media, name string) any {
 	}
 	item, _ := doc["paths"].(map[string]any)[path].(map[string]any)
 	op, _ := item[strings.ToLower(method)].(map[string]any)
-	rb, err := resolve(doc, op["requestBody"])
+	rb, err := openapitest.Resolve(doc, op["requestBody"])
 	if err != nil {
 		return nil
 	}
@@ -258,9 +261,22 @@ func DocRequestExampleOf(method, path, media, name string) any {
 	if !ok {
 		return nil
 	}
-	ex, err := resolve(doc, e)
+	ex, err := openapitest.Resolve(doc, e)
 	if err != nil {
 		return nil
 	}
 	return ex["value"]
+}
+
+// sessionDocOnce is the AsyncAPI document herald serves, decoded once.
+var sessionDocOnce = sync.OnceValues(func() (*openapitest.SessionDoc, error) { return openapitest.ParseSessionDoc(asyncSpec) })
+
+// sessionMessage names the message of the served AsyncAPI document a
+// frame is (openapitest.SessionDoc.Message).
+func sessionMessage(direction string, frame []byte) (string, error) {
+	sd, err := sessionDocOnce()
+	if err != nil {
+		return "", err
+	}
+	return sd.Message(direction, frame)
 }

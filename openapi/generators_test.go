@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"herald/openapi/openapitest"
 )
 
 // These tests hold the document to what client generators need
@@ -127,7 +129,7 @@ func TestDiscriminators(t *testing.T) {
 			if ref == "" {
 				return
 			}
-			target, err := pointer(doc, ref)
+			target, err := openapitest.Pointer(doc, ref)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"herald/openapi/openapitest"
 )
 
 // route is one method and path served by api.NewRouter, with the response
@@ -122,7 +124,7 @@ func deref(t *testing.T, doc map[string]any, v any) map[string]any {
 		if !ok {
 			return m
 		}
-		next, err := pointer(doc, ref)
+		next, err := openapitest.Pointer(doc, ref)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +198,7 @@ func TestEveryRefResolves(t *testing.T) {
 			t.Errorf("%s: $ref is %T, want a string", at, ref)
 			return
 		}
-		if _, err := pointer(doc, s); err != nil {
+		if _, err := openapitest.Pointer(doc, s); err != nil {
 			t.Errorf("%s: %v", at, err)
 		}
 		refs++
@@ -544,10 +546,10 @@ func parseSSE(s string) ([]sseEvent, error) {
 
 func TestExamplesMatchSchemas(t *testing.T) {
 	doc := loadDoc(t)
-	v := &validator{doc: doc}
+	v := openapitest.NewValidator(doc)
 	var schemaExamples, mediaExamples, streamExamples, streamEvents, paramExamples int
 	check := func(at string, schema, value any) {
-		for _, e := range v.validate(schema, value, at) {
+		for _, e := range v.Validate(schema, value, at) {
 			t.Error(e)
 		}
 	}
@@ -618,7 +620,7 @@ func TestExamplesMatchSchemas(t *testing.T) {
 // values against document schemas.
 func TestValidatorRejects(t *testing.T) {
 	doc := loadDoc(t)
-	v := &validator{doc: doc}
+	v := openapitest.NewValidator(doc)
 	cases := []struct {
 		schema string
 		value  string
@@ -658,7 +660,7 @@ func TestValidatorRejects(t *testing.T) {
 		if c.schema == "NotifyBadRequest" {
 			schema = doc["paths"].(map[string]any)["/api/v1/notification"].(map[string]any)["post"].(map[string]any)["responses"].(map[string]any)["400"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"]
 		}
-		errs := v.validate(schema, val, c.schema)
+		errs := v.Validate(schema, val, c.schema)
 		if len(errs) != c.errs {
 			t.Errorf("%s %s: %d errors %q, want %d", c.schema, c.value, len(errs), errs, c.errs)
 		}

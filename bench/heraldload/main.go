@@ -591,24 +591,6 @@ func (b *bench) b1(ctx context.Context, out io.Writer) error {
 	return nil
 }
 
-// get performs one GET and drains the answer.
-func (b *bench) get(ctx context.Context, path string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.base+path, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := b.client.Do(req)
-	if err != nil {
-		return err
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: status %d", path, resp.StatusCode)
-	}
-	return nil
-}
-
 // asyncWindow is the number of asynchronous publishes in flight at once.
 const asyncWindow = 2048
 

@@ -179,19 +179,6 @@ func ranges(ns []int, max int) string {
 	return b.String()
 }
 
-// missing counts the expected deliveries not yet made (for the drain).
-func missing(outcomes []uint8, rs []*receiver) int {
-	m := 0
-	for _, r := range rs {
-		for n, o := range outcomes {
-			if o == accepted && r.match(n) && !r.has(n) {
-				m++
-			}
-		}
-	}
-	return m
-}
-
 // latencies is a histogram of delivery latencies per minute of the run,
 // with logarithmic buckets from 10 µs to about 100 s. Its minutes are
 // allocated up front, so that recording takes no lock.

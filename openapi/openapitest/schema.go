@@ -1,4 +1,9 @@
-package openapi
+// Package openapitest checks values, HTTP answers and session frames
+// against herald's API documents (openapi.json and asyncapi.json), for
+// tests: a JSON Schema validator of the subset the documents use, and the
+// lookup of a session frame's message. It is not part of the server: the
+// documents are given as bytes (package openapi serves them).
+package openapitest
 
 import (
 	"fmt"
@@ -17,8 +22,8 @@ import (
 // A keyword it does not know is reported as an error, so that a document
 // cannot silently use one the checks skip.
 
-// pointer resolves a local JSON pointer ("#/components/schemas/X") in doc.
-func pointer(doc map[string]any, ref string) (any, error) {
+// Pointer resolves a local JSON pointer ("#/components/schemas/X") in doc.
+func Pointer(doc map[string]any, ref string) (any, error) {
 	if !strings.HasPrefix(ref, "#/") {
 		return nil, fmt.Errorf("%q is not a local reference", ref)
 	}
@@ -39,11 +44,15 @@ func pointer(doc map[string]any, ref string) (any, error) {
 	return v, nil
 }
 
-// validator checks JSON values (as encoding/json decodes them into any)
+// Validator checks JSON values (as encoding/json decodes them into any)
 // against the schemas of doc, whose local $refs it follows.
-type validator struct {
+type Validator struct {
 	doc map[string]any
 }
+
+// NewValidator returns a validator of the schemas of doc, a decoded API
+// document.
+func NewValidator(doc map[string]any) *Validator { return &Validator{doc: doc} }
 
 // annotations are the keywords that do not constrain a value.
 var annotations = map[string]bool{
@@ -70,9 +79,9 @@ func compiled(pattern string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-// validate returns what in value does not match schema, each message
+// Validate returns what in value does not match schema, each message
 // starting with at (where the value is).
-func (v *validator) validate(schema, value any, at string) []string {
+func (v *Validator) Validate(schema, value any, at string) []string {
 	switch s := schema.(type) {
 	case bool:
 		if !s {
@@ -85,9 +94,9 @@ func (v *validator) validate(schema, value any, at string) []string {
 	return []string{fmt.Sprintf("%s: schema is %T", at, schema)}
 }
 
-// jsonType names the JSON type of a decoded value; a number without a
+// JSONType names the JSON type of a decoded value; a number without a
 // fraction is an integer.
-func jsonType(value any) string {
+func JSONType(value any) string {
 	switch x := value.(type) {
 	case nil:
 		return "null"
@@ -114,7 +123,7 @@ func number(kw any) (float64, bool) {
 	return n, ok
 }
 
-func (v *validator) object(s map[string]any, value any, at string) []string {
+func (v *Validator) object(s map[string]any, value any, at string) []string {
 	var errs []string
 	fail := func(format string, args ...any) { errs = append(errs, at+": "+fmt.Sprintf(format, args...)) }
 	keys := make([]string, 0, len(s))
@@ -127,12 +136,12 @@ func (v *validator) object(s map[string]any, value any, at string) []string {
 		switch k {
 		case "$ref":
 			ref, _ := kw.(string)
-			target, err := pointer(v.doc, ref)
+			target, err := Pointer(v.doc, ref)
 			if err != nil {
 				fail("%v", err)
 				continue
 			}
-			errs = append(errs, v.validate(target, value, at)...)
+			errs = append(errs, v.Validate(target, value, at)...)
 		case "type":
 			var types []string
 			switch tt := kw.(type) {
@@ -145,7 +154,7 @@ func (v *validator) object(s map[string]any, value any, at string) []string {
 					}
 				}
 			}
-			got := jsonType(value)
+			got := JSONType(value)
 			if !slices.Contains(types, got) && !(got == "integer" && slices.Contains(types, "number")) {
 				fail("type %s, want %v", got, types)
 			}
@@ -171,7 +180,7 @@ func (v *validator) object(s map[string]any, value any, at string) []string {
 			sort.Strings(names)
 			for _, name := range names {
 				if pv, ok := obj[name]; ok {
-					errs = append(errs, v.validate(props[name], pv, at+"."+name)...)
+					errs = append(errs, v.Validate(props[name], pv, at+"."+name)...)
 				}
 			}
 		case "required":
@@ -199,7 +208,7 @@ func (v *validator) object(s map[string]any, value any, at string) []string {
 			sort.Strings(names)
 			for _, name := range names {
 				if _, declared := props[name]; !declared {
-					errs = append(errs, v.validate(kw, obj[name], at+"."+name)...)
+					errs = append(errs, v.Validate(kw, obj[name], at+"."+name)...)
 				}
 			}
 		case "items":
@@ -212,14 +221,14 @@ func (v *validator) object(s map[string]any, value any, at string) []string {
 				// one schema per position, additionalItems for the rest.
 				for i, ps := range tuple {
 					if i < len(arr) {
-						errs = append(errs, v.validate(ps, arr[i], fmt.Sprintf("%s[%d]", at, i))...)
+						errs = append(errs, v.Validate(ps, arr[i], fmt.Sprintf("%s[%d]", at, i))...)
 					}
 				}
 				continue
 			}
 			prefix, _ := s["prefixItems"].([]any)
 			for i := len(prefix); i < len(arr); i++ {
-				errs = append(errs, v.validate(kw, arr[i], fmt.Sprintf("%s[%d]", at, i))...)
+				errs = append(errs, v.Validate(kw, arr[i], fmt.Sprintf("%s[%d]", at, i))...)
 			}
 		case "additionalItems":
 			arr, ok := value.([]any)
@@ -228,7 +237,7 @@ func (v *validator) object(s map[string]any, value any, at string) []string {
 				continue
 			}
 			for i := len(tuple); i < len(arr); i++ {
-				errs = append(errs, v.validate(kw, arr[i], fmt.Sprintf("%s[%d]", at, i))...)
+				errs = append(errs, v.Validate(kw, arr[i], fmt.Sprintf("%s[%d]", at, i))...)
 			}
 		case "prefixItems":
 			arr, ok := value.([]any)
@@ -238,7 +247,7 @@ func (v *validator) object(s map[string]any, value any, at string) []string {
 			list, _ := kw.([]any)
 			for i, ps := range list {
 				if i < len(arr) {
-					errs = append(errs, v.validate(ps, arr[i], fmt.Sprintf("%s[%d]", at, i))...)
+					errs = append(errs, v.Validate(ps, arr[i], fmt.Sprintf("%s[%d]", at, i))...)
 				}
 			}
 		case "minItems", "maxItems":
@@ -288,18 +297,18 @@ func (v *validator) object(s map[string]any, value any, at string) []string {
 				}
 			}
 		case "not":
-			if len(v.validate(kw, value, at+"<not>")) == 0 {
+			if len(v.Validate(kw, value, at+"<not>")) == 0 {
 				fail("matches the schema under not")
 			}
 		case "if":
 			// then or else applies by whether the value matches if;
 			// the if schema itself adds no error.
 			branch, ok := s["else"]
-			if len(v.validate(kw, value, at+"<if>")) == 0 {
+			if len(v.Validate(kw, value, at+"<if>")) == 0 {
 				branch, ok = s["then"]
 			}
 			if ok {
-				errs = append(errs, v.validate(branch, value, at)...)
+				errs = append(errs, v.Validate(branch, value, at)...)
 			}
 		case "then", "else":
 			// Applied under "if"; alone they mean nothing.
@@ -308,7 +317,7 @@ func (v *validator) object(s map[string]any, value any, at string) []string {
 			matched := 0
 			var sub []string
 			for i, alt := range alts {
-				e := v.validate(alt, value, fmt.Sprintf("%s<%s %d>", at, k, i))
+				e := v.Validate(alt, value, fmt.Sprintf("%s<%s %d>", at, k, i))
 				if len(e) == 0 {
 					matched++
 				}
@@ -332,7 +341,7 @@ func (v *validator) object(s map[string]any, value any, at string) []string {
 			// Checked with oneOf (see discriminated).
 		default:
 			if !annotations[k] {
-				fail("the validator does not support keyword %q", k)
+				fail("the Validator does not support keyword %q", k)
 			}
 		}
 	}
@@ -346,7 +355,7 @@ func (v *validator) object(s map[string]any, value any, at string) []string {
 // alternatives and match the value. This is what a generated client does
 // with the value (it decodes the mapped schema), so the document may not
 // promise more than it. A schema without a discriminator passes.
-func (v *validator) discriminated(s map[string]any, value any, at string) []string {
+func (v *Validator) discriminated(s map[string]any, value any, at string) []string {
 	disc, ok := s["discriminator"].(map[string]any)
 	if !ok {
 		return nil
@@ -372,7 +381,7 @@ func (v *validator) discriminated(s map[string]any, value any, at string) []stri
 	}) {
 		return []string{fmt.Sprintf("discriminator %s %q maps to %s, which is not an alternative", name, tag, target)}
 	}
-	if sub := v.validate(map[string]any{"$ref": target}, value, at); len(sub) > 0 {
+	if sub := v.Validate(map[string]any{"$ref": target}, value, at); len(sub) > 0 {
 		return []string{fmt.Sprintf("discriminator %s %q selects %s, which does not match %v", name, tag, target, sub)}
 	}
 	return nil
