@@ -67,7 +67,7 @@ func (h *Handlers) Notify(w http.ResponseWriter, r *http.Request) {
 		writeRequestError(w, r, notifyEndpoint, err)
 		return
 	}
-	seq, _, err := h.eng.Publish(r.Context(), n)
+	seq, err := engine.PublishSeq(r.Context(), h.eng, n)
 	if err != nil {
 		h.writeStorageError(w, r, err)
 		return
