@@ -186,7 +186,7 @@ func (e *Engine) publish(ctx context.Context, deadline time.Time, msg *nats.Msg)
 			err = fmt.Errorf("publish timeout %s reached: %w", e.opts.PublishTimeout, context.DeadlineExceeded)
 		} else {
 			var reply *nats.Msg
-			if reply, err = e.cur().nc.RequestMsg(msg, timeout); err == nil {
+			if reply, err = e.cur().publisher().RequestMsg(msg, timeout); err == nil {
 				if err = json.Unmarshal(reply.Data, &ack); err != nil {
 					err = fmt.Errorf("invalid publish acknowledgement %q: %w", reply.Data, err)
 				} else if ack.Error != nil {

@@ -9,7 +9,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/nats-io/nats-server/v2/server"
+
 	"herald/engine"
+	"herald/internal/testkit"
 )
 
 // TestPublishSeqConcurrent: concurrent PublishSeq calls get the dense
@@ -89,22 +92,43 @@ func TestPublishSeqConcurrent(t *testing.T) {
 }
 
 // BenchmarkPublishSeqParallel is BenchmarkPublishParallel with
-// PublishSeq: the acknowledgement only, no wait for the live feed.
+// PublishSeq (the acknowledgement only, no wait for the live feed), on 1
+// and on DefaultPublishConns publishing connections.
 func BenchmarkPublishSeqParallel(b *testing.B) {
-	e := benchEngine(b)
-	ctx := context.Background()
-	var n atomic.Int64
-	b.SetParallelism(16)
-	b.ReportAllocs()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			i := n.Add(1)
-			if _, err := e.PublishSeq(ctx, note("mars", "od", "enfo", strconv.FormatInt(i%1000, 10))); err != nil {
-				b.Error(err)
-				return
+	for _, conns := range []int{DefaultPublishConns, 2, 1} {
+		b.Run("conns="+strconv.Itoa(conns), func(b *testing.B) {
+			o := testOptions(b)
+			o.PublishConns = conns
+			e := open(b, o)
+			ctx := context.Background()
+			mustPublish(b, e, note("mars", "od", "enfo", "0"))
+			if conns > 1 {
+				waitPublishers(b, e, conns)
 			}
-		}
+			var n atomic.Int64
+			b.SetParallelism(16)
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					i := n.Add(1)
+					if _, err := e.PublishSeq(ctx, note("mars", "od", "enfo", strconv.FormatInt(i%1000, 10))); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// waitPublishers waits until the engine's current link has its conns
+// publishing connections.
+func waitPublishers(t testing.TB, e *Engine, conns int) {
+	t.Helper()
+	testkit.WaitFor(t, wait, "the publishing connections", func() bool {
+		p := e.cur().pubs.Load()
+		return p != nil && len(p.conns) == conns
 	})
 }
 
@@ -117,6 +141,47 @@ func BenchmarkPublishSeq(b *testing.B) {
 	for i := range b.N {
 		if _, err := e.PublishSeq(ctx, note("mars", "od", "enfo", strconv.Itoa(i%1000))); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestPublishConns: single publishes take turns on Options.PublishConns
+// connections, the main one included, and the extra ones go with the
+// engine.
+func TestPublishConns(t *testing.T) {
+	o := testOptions(t)
+	o.PublishConns = 3
+	e, err := Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	waitPublishers(t, e, 3)
+	for i := range 30 {
+		if _, err := e.PublishSeq(context.Background(), note("mars", "od", strconv.Itoa(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	connz, err := e.Server().Connz(&server.ConnzOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var extra []int64
+	for _, c := range connz.Conns {
+		if c.Name == "herald-publish" {
+			extra = append(extra, c.InMsgs)
+		}
+	}
+	if len(extra) != 2 || extra[0] < 10 || extra[1] < 10 {
+		t.Errorf("extra publishing connections: messages received %v, want 2 connections with at least 10 each", extra)
+	}
+	p := e.cur().pubs.Load()
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range p.conns {
+		if !c.IsClosed() {
+			t.Errorf("publishing connection %d still open after Close", i)
 		}
 	}
 }
