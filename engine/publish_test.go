@@ -2,9 +2,12 @@ package engine_test
 
 import (
 	"context"
+	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"herald/engine"
+	"herald/notification"
 )
 
 // TestPublishSeqFallsBackToPublish: an engine without PublishSeq (the
@@ -24,4 +27,29 @@ func TestPublishSeqFallsBackToPublish(t *testing.T) {
 	if last, err := m.LastSeq(context.Background(), "mars"); err != nil || last != 3 {
 		t.Fatalf("LastSeq = %d, %v; want 3", last, err)
 	}
+}
+
+// BenchmarkMemoryPublishParallel is BenchmarkMemoryPublish with
+// GOMAXPROCS×16 concurrent publishers on one stream (as concurrent
+// notifies of one event type), no subscriber.
+func BenchmarkMemoryPublishParallel(b *testing.B) {
+	m := engine.NewMemory(engine.MemoryOptions{MaxHistoryPerTopic: 1, MaxTopics: 10000})
+	defer m.Close()
+	ctx := context.Background()
+	notes := make([]*notification.Notification, 16000)
+	for i := range notes {
+		notes[i] = note("mars", strconv.Itoa(i))
+	}
+	var n atomic.Int64
+	b.SetParallelism(16)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := n.Add(1)
+			if _, _, err := m.Publish(ctx, notes[i%int64(len(notes))]); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
