@@ -27,10 +27,13 @@ func (e *Engine) Subscribe(ctx context.Context, q engine.Query, opts engine.Subs
 	if err != nil {
 		return nil, e.wrapSetup(ctx, "subscribe to "+q.Stream, err)
 	}
-	if f := st.feed.Load(); f != nil {
+	if f := st.feed.Load(); f != nil && e.cur().nc.IsConnected() {
 		// Publishes acknowledged before this call are below the
 		// boundary: PublishSeq does not wait for the feed to read them.
-		f.caughtUp(ctx, time.Now().Add(e.opts.PublishTimeout))
+		// (Without a connection the feed cannot read them now; they
+		// come live to this subscription once it can, as they would if
+		// the wait ran out.)
+		f.caughtUp(ctx, time.Now().Add(e.opts.RequestTimeout))
 	}
 	sub := e.hub.Subscribe(q, opts)
 	if f := st.feed.Load(); f == nil || f.ended() {

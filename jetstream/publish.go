@@ -64,8 +64,10 @@ var _ engine.SeqPublisher = (*Engine)(nil)
 //
 // Publish's promise to later subscriptions holds all the same: the live
 // feed of the stream remembers the highest sequence acknowledged, and a
-// Subscribe waits (within Options.PublishTimeout) for the feed to read
-// it before fixing its boundary.
+// Subscribe waits for the feed to read it before fixing its boundary
+// (within Options.RequestTimeout, and only while connected: a
+// notification the feed reads later is delivered live to the
+// subscription instead of being part of its history).
 func (e *Engine) PublishSeq(ctx context.Context, n *notification.Notification) (_ uint64, err error) {
 	defer e.observe(engine.OpPublish, time.Now(), &err)
 	st, seq, err := e.store(ctx, n, time.Now().Add(e.opts.PublishTimeout))
