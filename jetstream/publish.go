@@ -189,7 +189,10 @@ func (e *Engine) publish(ctx context.Context, deadline time.Time, msg *nats.Msg)
 		} else {
 			var reply *nats.Msg
 			if reply, err = e.cur().publisher().RequestMsg(msg, timeout); err == nil {
-				if err = json.Unmarshal(reply.Data, &ack); err != nil {
+				var ok bool
+				if ack, ok = parseAck(reply.Data); ok {
+					// The usual acknowledgement, read without reflection.
+				} else if err = json.Unmarshal(reply.Data, &ack); err != nil {
 					err = fmt.Errorf("invalid publish acknowledgement %q: %w", reply.Data, err)
 				} else if ack.Error != nil {
 					err = ack.Error
