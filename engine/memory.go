@@ -270,6 +270,10 @@ func (m *Memory) Publish(ctx context.Context, n *notification.Notification) (_ u
 		key = topic.Encode(n.Tokens)
 	}
 	st := m.stream(n.Base())
+	// The record is built before the stream's lock, which every publish
+	// of the stream takes: only its sequence and time are set under it.
+	rec := &Record{Notification: *n}
+	rec.Subject = key
 
 	st.mu.Lock()
 	seq := st.seq + 1
@@ -277,8 +281,7 @@ func (m *Memory) Publish(ctx context.Context, n *notification.Notification) (_ u
 	if now.Before(st.lastTime) {
 		now = st.lastTime
 	}
-	rec := &Record{Notification: *n, Seq: seq, Time: now}
-	rec.Subject = key
+	rec.Seq, rec.Time = seq, now
 	e := memEntry{rec: rec, ord: m.ord.Add(1)}
 	subj, victim := m.trackLocked(st, key, e.ord)
 	if old := subj.push(e, m.maxHistory); old != nil {
@@ -387,12 +390,16 @@ func (st *memStream) removeSlotLocked(seq uint64) bool {
 	st.slots[i].rec = nil
 	st.dead++
 	if st.dead >= compactMinDead && 2*st.dead >= len(st.slots) {
-		live := make([]slot, 0, len(st.slots)-st.dead)
+		// In place: the index keeps its capacity, so that the publishes
+		// after a compaction do not grow it again from the live count
+		// (no reader keeps the slice across a release of st.mu).
+		live := st.slots[:0]
 		for _, s := range st.slots {
 			if s.rec != nil {
 				live = append(live, s)
 			}
 		}
+		clear(st.slots[len(live):])
 		st.slots, st.dead = live, 0
 	}
 	return true

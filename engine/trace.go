@@ -52,6 +52,18 @@ func (t Tracing) Publish(ctx context.Context, p Publisher, n *notification.Notif
 	return seq, at, err
 }
 
+// PublishSeq is Publish for a caller that needs only the sequence
+// (PublishSeq: no wait for the stored time).
+func (t Tracing) PublishSeq(ctx context.Context, p Publisher, n *notification.Notification) (uint64, error) {
+	if t.Tracer == nil {
+		return PublishSeq(ctx, p, n)
+	}
+	sctx, span := t.Tracer.StartStore(ctx, t.Backend, n.Base(), 1, t.Remote)
+	seq, err := PublishSeq(sctx, p, n)
+	tracing.End(span, err)
+	return seq, err
+}
+
 // PublishAll is PublishAll within one store span for the whole batch, a
 // child of the span in ctx (the request's: one store carries the
 // notifications of many publish spans).

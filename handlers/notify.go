@@ -68,7 +68,7 @@ func (h *Handlers) Notify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx, span := h.trace.Start(r.Context(), n, len(body))
-	seq, _, err := h.trace.Publish(ctx, h.eng, n)
+	seq, err := h.trace.PublishSeq(ctx, h.eng, n)
 	h.trace.Done(span, s.Name, seq, err)
 	if err != nil {
 		h.writeStorageError(w, r, err)

@@ -16,7 +16,9 @@ import (
 
 // Subscribe joins the live fan-out of q.Stream (setting its stream and
 // live feed up first, creating the stream if needed); see engine.Engine.
-// The boundary is the last sequence this instance's feed has delivered.
+// The boundary is the last sequence this instance's feed has delivered,
+// once the feed has read every notification this instance has had
+// acknowledged.
 func (e *Engine) Subscribe(ctx context.Context, q engine.Query, opts engine.SubscribeOptions) (*engine.Subscription, error) {
 	if err := e.check(ctx, "subscribe"); err != nil {
 		return nil, err
@@ -24,6 +26,14 @@ func (e *Engine) Subscribe(ctx context.Context, q engine.Query, opts engine.Subs
 	st, err := e.ensure(ctx, q.Stream)
 	if err != nil {
 		return nil, e.wrapSetup(ctx, "subscribe to "+q.Stream, err)
+	}
+	if f := st.feed.Load(); f != nil && e.cur().nc.IsConnected() {
+		// Publishes acknowledged before this call are below the
+		// boundary: PublishSeq does not wait for the feed to read them.
+		// (Without a connection the feed cannot read them now; they
+		// come live to this subscription once it can, as they would if
+		// the wait ran out.)
+		f.caughtUp(ctx, time.Now().Add(e.opts.RequestTimeout))
 	}
 	sub := e.hub.Subscribe(q, opts)
 	if f := st.feed.Load(); f == nil || f.ended() {

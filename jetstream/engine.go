@@ -103,6 +103,12 @@ type link struct {
 
 	muxMu sync.Mutex
 	mux   *replyMux // PublishBatch's acknowledgements, created on first use
+
+	// pubs are the connections single publishes take turns on, once the
+	// extra ones are dialled (nil until then: nc alone); turn counts
+	// the turns.
+	pubs atomic.Pointer[publishers]
+	turn atomic.Uint32
 }
 
 // cur returns the current connection.
@@ -211,6 +217,7 @@ func (e *Engine) start(ctx context.Context) error {
 		return err
 	}
 	e.link.Store(l)
+	e.addPublishers(l)
 	e.wg.Add(1)
 	go e.supervise()
 	rctx, cancel := e.requestContext(ctx)

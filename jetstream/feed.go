@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -57,6 +58,11 @@ type feed struct {
 	stopCh   chan struct{}
 	stopOnce sync.Once
 	done     chan struct{} // closed when run returns
+
+	// acked is the highest sequence a publish of this instance was
+	// acknowledged with (PublishSeq does not wait for the feed to read
+	// it): Subscribe waits for the feed to reach it.
+	acked atomic.Uint64
 
 	mu      sync.Mutex
 	last    uint64 // last sequence seen (delivered or skipped)
@@ -335,6 +341,9 @@ func (f *feed) rewind(seq uint64) {
 	defer f.mu.Unlock()
 	f.last = seq
 	f.times = [timeRing]stamp{}
+	// The acknowledged sequences above seq are gone with the old stream.
+	for a := f.acked.Load(); a > seq && !f.acked.CompareAndSwap(a, seq); a = f.acked.Load() {
+	}
 	for s, ws := range f.waiters {
 		for _, ch := range ws {
 			ch <- time.Time{}
@@ -427,5 +436,24 @@ func (f *feed) timeOf(ctx context.Context, seq uint64, deadline time.Time) (time
 		return at, !at.IsZero()
 	default:
 		return time.Time{}, false
+	}
+}
+
+// noteAcked records that a publish was acknowledged with seq.
+func (f *feed) noteAcked(seq uint64) {
+	for a := f.acked.Load(); a < seq && !f.acked.CompareAndSwap(a, seq); a = f.acked.Load() {
+	}
+}
+
+// caughtUp waits until the feed has read every sequence acknowledged so
+// far (handing it to the hub, which makes it the stream's boundary), or
+// until ctx ends, deadline passes or the feed stops.
+func (f *feed) caughtUp(ctx context.Context, deadline time.Time) {
+	want := f.acked.Load()
+	f.mu.Lock()
+	seen := want <= f.last
+	f.mu.Unlock()
+	if !seen {
+		f.timeOf(ctx, want, deadline)
 	}
 }

@@ -47,6 +47,9 @@ const (
 	DefaultRequestTimeout = 5 * time.Second
 	// DefaultPublishTimeout bounds a whole Publish, retries included.
 	DefaultPublishTimeout = 15 * time.Second
+	// DefaultPublishConns is the number of connections single publishes
+	// are spread over (the engine's main connection included).
+	DefaultPublishConns = 4
 	// DefaultFeedHeartbeat is the idle heartbeat of each live feed
 	// consumer; a feed that hears nothing for three heartbeats and a
 	// second recreates its consumer.
@@ -130,6 +133,14 @@ type Options struct {
 	// RequestTimeout bounds one JetStream API request, one publish
 	// attempt and one history page.
 	RequestTimeout time.Duration
+	// PublishConns is the number of connections that Publish and
+	// PublishSeq spread their messages over, taking turns: concurrent
+	// publishes are pipelined on each (each waits for its own
+	// acknowledgement), and the server reads the connections in
+	// parallel. The engine's main connection is one of them; the others
+	// carry nothing else. Zero means DefaultPublishConns; 1 publishes on
+	// the main connection only.
+	PublishConns int
 	// FeedHeartbeat is the idle heartbeat of the live feed consumers.
 	FeedHeartbeat time.Duration
 
@@ -317,6 +328,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.FeedHeartbeat <= 0 {
 		o.FeedHeartbeat = DefaultFeedHeartbeat
+	}
+	if o.PublishConns <= 0 {
+		o.PublishConns = DefaultPublishConns
 	}
 	if o.Embedded.DataDir == "" {
 		o.Embedded.DataDir = DefaultDataDir

@@ -38,40 +38,80 @@ import (
 // resort (the notification was removed meanwhile) it is the current time.
 func (e *Engine) Publish(ctx context.Context, n *notification.Notification) (_ uint64, _ time.Time, err error) {
 	defer e.observe(engine.OpPublish, time.Now(), &err)
-	if err := e.check(ctx, "publish"); err != nil {
+	deadline := time.Now().Add(e.opts.PublishTimeout)
+	st, seq, err := e.store(ctx, n, deadline)
+	if err != nil {
 		return 0, time.Time{}, err
 	}
-	if n == nil || n.Base() == "" {
-		return 0, time.Time{}, errors.New("jetstream: publish: notification has no topic base")
+	if f := st.feed.Load(); f != nil {
+		f.noteAcked(seq)
+		if at, ok := f.timeOf(ctx, seq, deadline); ok {
+			return seq, at, nil
+		}
 	}
-	deadline := time.Now().Add(e.opts.PublishTimeout)
+	return seq, e.storedTime(st, seq), nil
+}
+
+// Compile-time check: the engine can store a notification without
+// finding out its stored time.
+var _ engine.SeqPublisher = (*Engine)(nil)
+
+// PublishSeq is Publish without the stored time: it returns as soon as
+// JetStream has acknowledged n, with the same retries, deduplication and
+// errors, without waiting for the live feed to read n back. Concurrent
+// calls are pipelined: each sends its message and waits for its own
+// acknowledgement, on one of the engine's publishing connections.
+//
+// Publish's promise to later subscriptions holds all the same: the live
+// feed of the stream remembers the highest sequence acknowledged, and a
+// Subscribe waits for the feed to read it before fixing its boundary
+// (within Options.RequestTimeout, and only while connected: a
+// notification the feed reads later is delivered live to the
+// subscription instead of being part of its history).
+func (e *Engine) PublishSeq(ctx context.Context, n *notification.Notification) (_ uint64, err error) {
+	defer e.observe(engine.OpPublish, time.Now(), &err)
+	st, seq, err := e.store(ctx, n, time.Now().Add(e.opts.PublishTimeout))
+	if err != nil {
+		return 0, err
+	}
+	if f := st.feed.Load(); f != nil {
+		f.noteAcked(seq)
+	}
+	return seq, nil
+}
+
+// store is the common part of Publish and PublishSeq: it sends n to its
+// base's stream (created if needed) and returns the stream and the
+// sequence once JetStream has acknowledged n, retrying until deadline.
+func (e *Engine) store(ctx context.Context, n *notification.Notification, deadline time.Time) (*streamState, uint64, error) {
+	if err := e.check(ctx, "publish"); err != nil {
+		return nil, 0, err
+	}
+	if n == nil || n.Base() == "" {
+		return nil, 0, errors.New("jetstream: publish: notification has no topic base")
+	}
 	st, err := e.ensure(ctx, n.Base())
 	if err != nil {
-		return 0, time.Time{}, e.wrapSetup(ctx, "publish", err)
+		return nil, 0, e.wrapSetup(ctx, "publish", err)
 	}
 	msg, err := message(n, st.name, e.eventTypeOf(st.base), nuid.Next())
 	if err == nil {
 		err = e.checkMsg(msg)
 	}
 	if err != nil {
-		return 0, time.Time{}, fmt.Errorf("jetstream: publish to stream %s: %w", st.name, err)
+		return nil, 0, fmt.Errorf("jetstream: publish to stream %s: %w", st.name, err)
 	}
 	ack, err := e.publish(ctx, deadline, msg)
 	if err != nil && errors.Is(err, nats.ErrNoResponders) && e.recreateMissing(ctx, st) {
 		ack, err = e.publish(ctx, time.Now().Add(e.opts.PublishTimeout), msg)
 	}
 	if err != nil {
-		return 0, time.Time{}, e.fail(ctx, "publish "+msg.Subject+" to stream "+st.name+" on "+e.where, err)
+		return nil, 0, e.fail(ctx, "publish "+msg.Subject+" to stream "+st.name+" on "+e.where, err)
 	}
 	if ack.Stream != st.name {
-		return 0, time.Time{}, fmt.Errorf("jetstream: publish %s: stored in stream %s, want %s", msg.Subject, ack.Stream, st.name)
+		return nil, 0, fmt.Errorf("jetstream: publish %s: stored in stream %s, want %s", msg.Subject, ack.Stream, st.name)
 	}
-	if f := st.feed.Load(); f != nil {
-		if at, ok := f.timeOf(ctx, ack.Seq, deadline); ok {
-			return ack.Seq, at, nil
-		}
-	}
-	return ack.Seq, e.storedTime(st, ack.Seq), nil
+	return st, ack.Seq, nil
 }
 
 // Compile-time check: the engine bounds a record by the server's
@@ -148,8 +188,11 @@ func (e *Engine) publish(ctx context.Context, deadline time.Time, msg *nats.Msg)
 			err = fmt.Errorf("publish timeout %s reached: %w", e.opts.PublishTimeout, context.DeadlineExceeded)
 		} else {
 			var reply *nats.Msg
-			if reply, err = e.cur().nc.RequestMsg(msg, timeout); err == nil {
-				if err = json.Unmarshal(reply.Data, &ack); err != nil {
+			if reply, err = e.cur().publisher().RequestMsg(msg, timeout); err == nil {
+				var ok bool
+				if ack, ok = parseAck(reply.Data); ok {
+					// The usual acknowledgement, read without reflection.
+				} else if err = json.Unmarshal(reply.Data, &ack); err != nil {
 					err = fmt.Errorf("invalid publish acknowledgement %q: %w", reply.Data, err)
 				} else if ack.Error != nil {
 					err = ack.Error

@@ -71,6 +71,7 @@ func (e *Engine) stop(ctx context.Context) error {
 	}
 	e.tidy(ctx)
 	if l := e.cur(); l != nil {
+		l.closeExtra()
 		l.nc.Close()
 	}
 	if e.srv != nil {

@@ -70,6 +70,7 @@ func (e *Engine) redial() {
 					nc.Close()
 					return
 				}
+				e.addPublishers(l)
 				e.log.Info("NATS connection re-established by re-dialling", "server", e.where,
 					"url", redactURLs(nc.ConnectedUrl()), "attempts", attempt, "down_for", time.Since(began).Round(time.Millisecond).String())
 				e.afterReconnect()
@@ -104,7 +105,9 @@ func (e *Engine) swap(l *link) bool {
 	if e.stopping {
 		return false
 	}
-	e.link.Store(l)
+	if old := e.link.Swap(l); old != nil {
+		old.closeExtra()
+	}
 	e.signalReconnect()
 	return true
 }

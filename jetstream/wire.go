@@ -138,7 +138,7 @@ func message(n *notification.Notification, streamName, eventType, msgID string) 
 		h[HeaderContentType] = []string{ct}
 	}
 	if len(n.Identifier) > 0 {
-		id, err := json.Marshal(n.Identifier)
+		id, err := identifierJSON(n.Identifier)
 		if err != nil {
 			return nil, fmt.Errorf("identifier: %w", err)
 		}
