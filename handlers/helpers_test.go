@@ -100,19 +100,33 @@ type server struct {
 }
 
 // startServer starts herald in-process with the given config YAML and
-// optional edits applied to the loaded config, on the in-memory engine,
-// or on an embedded JetStream engine for the subtests of jetStreamSuite
-// and for fuzz targets (the backend a bad request could break).
+// optional edits applied to the loaded config, on the suite's engine
+// (suiteEngine).
 func startServer(t testing.TB, yaml string, edit func(*configs.Config)) *server {
 	t.Helper()
-	return startTracedServer(t, yaml, edit, nil)
+	return start(t, yaml, startOptions{edit: edit})
 }
 
-// startTracedServer is startServer with tracing by tr (nil: off).
-func startTracedServer(t testing.TB, yaml string, edit func(*configs.Config), tr *tracing.Tracer) *server {
+// startOptions say how start runs herald; the zero value is startServer's.
+type startOptions struct {
+	// edit changes the loaded config before herald starts.
+	edit func(*configs.Config)
+	// engine opens the engine for the config; nil is suiteEngine.
+	engine func(testing.TB, *configs.Config) engine.Engine
+	// tracer traces herald (nil: tracing off).
+	tracer *tracing.Tracer
+	// writeTimeout bounds one stream write; 0 is generous (5 minutes:
+	// the race detector slows publishers in the slow watcher test while
+	// the client deliberately reads nothing).
+	writeTimeout time.Duration
+}
+
+// start is the one way the handlers tests run herald: the config YAML
+// written to a file (which a reload reads again) and loaded, the engine
+// opened, the server on a loopback port, all closed at the test's end.
+func start(t testing.TB, yaml string, o startOptions) *server {
 	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "config.yaml")
+	path := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -120,33 +134,24 @@ func startTracedServer(t testing.TB, yaml string, edit func(*configs.Config), tr
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	if edit != nil {
-		edit(cfg)
+	if o.edit != nil {
+		o.edit(cfg)
 	}
-	var eng engine.Engine
-	if strings.HasPrefix(t.Name(), jetStreamSuite+"/") || strings.HasPrefix(t.Name(), "Fuzz") {
-		opts, err := herald.JetStreamOptions(cfg)
-		if err != nil {
-			t.Fatalf("jetstream options: %v", err)
-		}
-		eng = jetstreamtest.Open(t, opts.Streams, nil)
-	} else {
-		eng = engine.NewMemory(engine.MemoryOptions{
-			MaxHistoryPerTopic: cfg.NotificationBackend.InMemory.MaxHistoryPerTopic,
-			MaxTopics:          cfg.NotificationBackend.InMemory.MaxTopics,
-		})
+	open := o.engine
+	if open == nil {
+		open = suiteEngine
+	}
+	eng := open(t, cfg)
+	timeout := o.writeTimeout
+	if timeout == 0 {
+		timeout = 5 * time.Minute
 	}
 	srv, err := herald.New(context.Background(), cfg, herald.Options{
-		ConfigPath: path, Engine: eng, Version: "test",
-		// Generous: the race detector slows publishers in the slow
-		// watcher test while the client deliberately reads nothing.
-		StreamWriteTimeout: 5 * time.Minute,
-		Tracer:             tr,
+		ConfigPath: path, Engine: eng, Version: "test", StreamWriteTimeout: timeout, Tracer: o.tracer,
 	})
 	if err != nil {
 		t.Fatalf("server: %v", err)
 	}
-	h := srv.Handlers()
 	ts := httptest.NewUnstartedServer(srv)
 	ts.Config.ConnContext = sse.ConnContext
 	ts.Start()
@@ -156,7 +161,37 @@ func startTracedServer(t testing.TB, yaml string, edit func(*configs.Config), tr
 		ts.Close()
 		_ = eng.Close()
 	})
-	return &server{URL: ts.URL, Handlers: h, Engine: eng, Server: srv, srv: ts, path: path}
+	return &server{URL: ts.URL, Handlers: srv.Handlers(), Engine: eng, Server: srv, srv: ts, path: path}
+}
+
+// suiteEngine opens the engine of the running test: an embedded
+// JetStream engine for the subtests of jetStreamSuite, which reruns the
+// end-to-end tests on it, and for fuzz targets (the backend a bad request
+// could break); the in-memory engine with the config's limits otherwise.
+func suiteEngine(t testing.TB, cfg *configs.Config) engine.Engine {
+	t.Helper()
+	if onJetStream(t) {
+		opts, err := herald.JetStreamOptions(cfg)
+		if err != nil {
+			t.Fatalf("jetstream options: %v", err)
+		}
+		return jetstreamtest.Open(t, opts.Streams, nil)
+	}
+	return memoryEngine(t, cfg)
+}
+
+// onJetStream reports whether t runs on the JetStream engine: a subtest
+// of jetStreamSuite, or a fuzz target.
+func onJetStream(t testing.TB) bool {
+	return strings.HasPrefix(t.Name(), jetStreamSuite+"/") || strings.HasPrefix(t.Name(), "Fuzz")
+}
+
+// memoryEngine opens the in-memory engine with the config's limits.
+func memoryEngine(_ testing.TB, cfg *configs.Config) engine.Engine {
+	return engine.NewMemory(engine.MemoryOptions{
+		MaxHistoryPerTopic: cfg.NotificationBackend.InMemory.MaxHistoryPerTopic,
+		MaxTopics:          cfg.NotificationBackend.InMemory.MaxTopics,
+	})
 }
 
 // response is a decoded JSON response.

@@ -47,13 +47,13 @@ func TestNotifyBatchOutage(t *testing.T) {
 	}
 	const n = 50_000
 	ns := jetstreamtest.StartServer(t)
-	s := startHerald(t, batchConfig, func(c *configs.Config) {
+	s := start(t, batchConfig, startOptions{edit: func(c *configs.Config) {
 		c.NotificationBackend.Kind = configs.BackendJetStream
 		c.NotificationBackend.JetStream.NatsURL = ns.URL()
 		c.NotificationBackend.JetStream.TimeoutSeconds = 1
 		c.Application.MaxBatchNotifications = n
 		c.Application.MaxBodyBytes = 16 << 20
-	}, func(c *configs.Config) engine.Engine {
+	}, engine: func(_ testing.TB, c *configs.Config) engine.Engine {
 		o, err := herald.JetStreamOptions(c)
 		if err != nil {
 			t.Fatal(err)
@@ -69,7 +69,7 @@ func TestNotifyBatchOutage(t *testing.T) {
 			t.Fatal(err)
 		}
 		return e
-	})
+	}})
 	elems := make([]string, n)
 	for i := range elems {
 		elems[i] = evNote("b"+strconv.Itoa(i), strconv.Itoa(i))

@@ -50,19 +50,16 @@ notification_schema:
 // allow_duplicates: false).
 func startBatchServer(t testing.TB, yaml string, edit func(*configs.Config)) *server {
 	t.Helper()
-	return startHerald(t, yaml, edit, func(c *configs.Config) engine.Engine {
-		if strings.HasPrefix(t.Name(), jetStreamSuite+"/") || strings.HasPrefix(t.Name(), "Fuzz") {
-			o, err := herald.JetStreamOptions(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return jetstreamtest.Open(t, o.Streams, func(o *jetstream.Options) { o.Defaults.MaxMsgsPerSubject = 1 })
+	return start(t, yaml, startOptions{edit: edit, engine: func(t testing.TB, c *configs.Config) engine.Engine {
+		if !onJetStream(t) {
+			return memoryEngine(t, c)
 		}
-		return engine.NewMemory(engine.MemoryOptions{
-			MaxHistoryPerTopic: c.NotificationBackend.InMemory.MaxHistoryPerTopic,
-			MaxTopics:          c.NotificationBackend.InMemory.MaxTopics,
-		})
-	})
+		o, err := herald.JetStreamOptions(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return jetstreamtest.Open(t, o.Streams, func(o *jetstream.Options) { o.Defaults.MaxMsgsPerSubject = 1 })
+	}})
 }
 
 // batchBody is a batch notify body of the given elements.

@@ -6,9 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,7 +19,6 @@ import (
 	"herald/jetstream"
 	"herald/jetstream/jetstreamtest"
 	herald "herald/server"
-	"herald/sse"
 )
 
 // outageLog forwards log lines at info level and above to t.Log while
@@ -40,38 +36,6 @@ func (w *outageLog) Write(p []byte) (int, error) {
 		w.t.Log(strings.TrimRight(string(p), "\n"))
 	}
 	return len(p), nil
-}
-
-// startHerald serves herald over HTTP on eng with the config yaml, as
-// startServer does for its engines.
-func startHerald(t testing.TB, yaml string, edit func(*configs.Config), eng func(*configs.Config) engine.Engine) *server {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := configs.Load(path, nil)
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	if edit != nil {
-		edit(cfg)
-	}
-	e := eng(cfg)
-	srv, err := herald.New(context.Background(), cfg, herald.Options{ConfigPath: path, Engine: e, Version: "test"})
-	if err != nil {
-		t.Fatalf("server: %v", err)
-	}
-	ts := httptest.NewUnstartedServer(srv)
-	ts.Config.ConnContext = sse.ConnContext
-	ts.Start()
-	t.Cleanup(func() {
-		srv.Close()
-		ts.CloseClientConnections()
-		ts.Close()
-		_ = e.Close()
-	})
-	return &server{URL: ts.URL, Handlers: srv.Handlers(), Engine: e, Server: srv, srv: ts, path: path}
 }
 
 // get returns the status and body of a GET.
@@ -246,14 +210,14 @@ func TestOutage(t *testing.T) {
 		lw.done = true
 		lw.mu.Unlock()
 	})
-	s := startHerald(t, testConfig, func(c *configs.Config) {
+	s := start(t, testConfig, startOptions{edit: func(c *configs.Config) {
 		js := &c.NotificationBackend.JetStream
 		c.NotificationBackend.Kind = configs.BackendJetStream
 		js.NatsURL = ns.URL()
 		js.EnableAutoReconnect = true
 		js.MaxReconnectAttempts = 5
 		js.ReconnectDelayMs = 2000
-	}, func(c *configs.Config) engine.Engine {
+	}, engine: func(_ testing.TB, c *configs.Config) engine.Engine {
 		o, err := herald.JetStreamOptions(c)
 		if err != nil {
 			t.Fatal(err)
@@ -266,7 +230,7 @@ func TestOutage(t *testing.T) {
 			t.Fatal(err)
 		}
 		return e
-	})
+	}})
 	watches := map[string]string{
 		"od": `{"event_type":"mars","identifier":{"class":"od"}}`,
 		"rd": `{"event_type":"mars","identifier":{"class":"rd"}}`,
@@ -390,14 +354,14 @@ func firstDifference(got, want []string) string {
 // answers 503 so that an orchestrator restarts herald, and /ready 503.
 func TestOutageUnrecoverableFailsHealth(t *testing.T) {
 	var eng *jetstream.Engine
-	s := startHerald(t, testConfig, nil, func(c *configs.Config) engine.Engine {
+	s := start(t, testConfig, startOptions{engine: func(_ testing.TB, c *configs.Config) engine.Engine {
 		o, err := herald.JetStreamOptions(c)
 		if err != nil {
 			t.Fatal(err)
 		}
 		eng = jetstreamtest.Open(t, o.Streams, nil)
 		return eng
-	})
+	}})
 	if hs, hb, _ := get(s.URL + "/health"); hs != http.StatusOK || hb != "{\"backend\":\"ok\",\"status\":\"ok\"}\n" {
 		t.Fatalf("/health: %d %q", hs, hb)
 	}

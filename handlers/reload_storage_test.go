@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,10 +11,10 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"herald/configs"
+	"herald/engine"
 	"herald/jetstream"
 	"herald/jetstream/jetstreamtest"
 	herald "herald/server"
-	"herald/sse"
 )
 
 // storageBase is the config of the storage reload test: a JetStream
@@ -46,32 +43,16 @@ notification_schema:
 // herald's main does, so that a reload compares like with like.
 func startJetStreamServer(t *testing.T, yaml string) (*server, *jetstream.Engine) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := configs.Load(path, nil)
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	opts, err := herald.JetStreamOptions(cfg)
-	if err != nil {
-		t.Fatalf("jetstream options: %v", err)
-	}
-	eng := jetstreamtest.Open(t, opts.Streams, func(o *jetstream.Options) { o.Defaults = opts.Defaults })
-	srv, err := herald.New(context.Background(), cfg, herald.Options{ConfigPath: path, Engine: eng, Version: "test"})
-	if err != nil {
-		t.Fatalf("server: %v", err)
-	}
-	ts := httptest.NewUnstartedServer(srv)
-	ts.Config.ConnContext = sse.ConnContext
-	ts.Start()
-	t.Cleanup(func() {
-		srv.Close()
-		ts.CloseClientConnections()
-		ts.Close()
-	})
-	return &server{URL: ts.URL, Handlers: srv.Handlers(), Engine: eng, Server: srv, srv: ts, path: path}, eng
+	var eng *jetstream.Engine
+	s := start(t, yaml, startOptions{engine: func(t testing.TB, cfg *configs.Config) engine.Engine {
+		opts, err := herald.JetStreamOptions(cfg)
+		if err != nil {
+			t.Fatalf("jetstream options: %v", err)
+		}
+		eng = jetstreamtest.Open(t, opts.Streams, func(o *jetstream.Options) { o.Defaults = opts.Defaults })
+		return eng
+	}})
+	return s, eng
 }
 
 // streamInfo reads a stream's configuration and state from the engine's

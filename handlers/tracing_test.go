@@ -72,7 +72,7 @@ const (
 // still delivered with its traceparent.
 func TestTracingEndToEnd(t *testing.T) {
 	c, tel := startCollector(t)
-	s := startTracedServer(t, testConfig, nil, tel.Tracer())
+	s := start(t, testConfig, startOptions{tracer: tel.Tracer()})
 	watch := s.open(t, "/api/v1/watch", `{"event_type":"mars","identifier":{"class":"od"}}`)
 	defer watch.close()
 	if ev := watch.next(wait); ev.Data["type"] != "connection_established" {
@@ -262,7 +262,7 @@ func TestTracingCollectorDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
-	s := startTracedServer(t, testConfig, nil, tel.Tracer())
+	s := start(t, testConfig, startOptions{tracer: tel.Tracer()})
 	start := time.Now()
 	for i := range 50 {
 		s.notify(t, `{"event_type":"mars","identifier":{`+marsIdent+`,"step":`+strconv.Itoa(i)+`},"payload":null}`)

@@ -1,11 +1,7 @@
 package handlers_test
 
 import (
-	"context"
 	"fmt"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +9,6 @@ import (
 	"herald/configs"
 	"herald/engine"
 	"herald/internal/testkit"
-	herald "herald/server"
-	"herald/sse"
 )
 
 // TestSessionHistoryLimit: a subscription whose history passes the
@@ -144,7 +138,9 @@ func TestSessionKeepAlive(t *testing.T) {
 // stream write timeout (its client stopped reading) closes the session;
 // the timers of completed writes leave a reading session alone.
 func TestSessionWriteTimeout(t *testing.T) {
-	s := startWithWriteTimeout(t, wsConfig, queueConfig, 300*time.Millisecond)
+	s := start(t, wsConfig, startOptions{edit: queueConfig, engine: func(testing.TB, *configs.Config) engine.Engine {
+		return engine.NewMemory(engine.MemoryOptions{MaxHistoryPerTopic: 1000, MaxTopics: 1000})
+	}, writeTimeout: 300 * time.Millisecond})
 	reading := s.dial(t, nil)
 	reading.welcome()
 	reading.ok("subscribe", `"name":"all","event_type":"ev"`)
@@ -163,34 +159,4 @@ func TestSessionWriteTimeout(t *testing.T) {
 		t.Fatalf("reading session: %d of %d events, other frames %v", len(ids), n, others)
 	}
 	reading.ok("ping", "")
-}
-
-// startWithWriteTimeout is startServer on the in-memory engine with a
-// stream write timeout.
-func startWithWriteTimeout(t *testing.T, yaml string, edit func(*configs.Config), timeout time.Duration) *server {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := configs.Load(path, nil)
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	edit(cfg)
-	eng := engine.NewMemory(engine.MemoryOptions{MaxHistoryPerTopic: 1000, MaxTopics: 1000})
-	srv, err := herald.New(context.Background(), cfg, herald.Options{ConfigPath: path, Engine: eng, Version: "test", StreamWriteTimeout: timeout})
-	if err != nil {
-		t.Fatalf("server: %v", err)
-	}
-	ts := httptest.NewUnstartedServer(srv)
-	ts.Config.ConnContext = sse.ConnContext
-	ts.Start()
-	t.Cleanup(func() {
-		srv.Close()
-		ts.CloseClientConnections()
-		ts.Close()
-		_ = eng.Close()
-	})
-	return &server{URL: ts.URL, Handlers: srv.Handlers(), Engine: eng, Server: srv, srv: ts, path: path}
 }

@@ -32,7 +32,7 @@ func TestSessionProducerOutage(t *testing.T) {
 	ns := jetstreamtest.StartServer(t)
 	// In the file, so that a reload reads the same backend.
 	yaml := strings.Replace(wsConfig, "  kind: in_memory\n", "  kind: jetstream\n  jetstream: {nats_url: '"+ns.URL()+"', timeout_seconds: 1}\n", 1)
-	s := startHerald(t, yaml, nil, func(c *configs.Config) engine.Engine {
+	s := start(t, yaml, startOptions{engine: func(_ testing.TB, c *configs.Config) engine.Engine {
 		o, err := herald.JetStreamOptions(c)
 		if err != nil {
 			t.Fatal(err)
@@ -44,7 +44,7 @@ func TestSessionProducerOutage(t *testing.T) {
 			t.Fatal(err)
 		}
 		return e
-	})
+	}})
 	c := s.dial(t, nil)
 	c.welcome()
 	c.ok("open_producer", `"producer":"p","event_type":"ev"`)
