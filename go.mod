@@ -1,4 +1,4 @@
-module herald
+module github.com/herald-gateway/herald
 
 go 1.26.0
 

@@ -21,14 +21,14 @@ import (
 	"syscall"
 	"time"
 
-	clientcli "herald/client/cli"
-	"herald/codec/catalog"
-	"herald/codec/cli"
-	"herald/codec/ddl"
-	"herald/configs"
-	"herald/internal/logwriter"
-	"herald/server"
-	"herald/tracing"
+	clientcli "github.com/herald-gateway/herald/client/cli"
+	"github.com/herald-gateway/herald/codec/catalog"
+	"github.com/herald-gateway/herald/codec/cli"
+	"github.com/herald-gateway/herald/codec/ddl"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/internal/logwriter"
+	"github.com/herald-gateway/herald/server"
+	"github.com/herald-gateway/herald/tracing"
 )
 
 // version is herald's version: the `version` field of the startup log,

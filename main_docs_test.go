@@ -43,7 +43,7 @@ import (
 	"time"
 	"unsafe"
 
-	"herald/internal/testkit"
+	"github.com/herald-gateway/herald/internal/testkit"
 )
 
 // docsGuideEnv names, in the re-executed test binary, the guide it runs

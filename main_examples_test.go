@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"herald/configs"
-	"herald/server"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/server"
 )
 
 // TestShippedConfigsStart loads every shipped config and starts herald on

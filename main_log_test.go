@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"herald/internal/testkit"
+	"github.com/herald-gateway/herald/internal/testkit"
 )
 
 // TestAccessLogFlushedOnShutdown: the log goes through an asynchronous

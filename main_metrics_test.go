@@ -23,7 +23,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"herald/internal/testkit"
+	"github.com/herald-gateway/herald/internal/testkit"
 )
 
 const metricsSecret = "metrics-test-secret"

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"herald/internal/testkit"
-	"herald/tracing/tracingtest"
+	"github.com/herald-gateway/herald/internal/testkit"
+	"github.com/herald-gateway/herald/tracing/tracingtest"
 )
 
 // otlpConfig is contractConfig with metrics on metricsPort and the log

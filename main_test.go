@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"herald/configs"
-	"herald/internal/testkit"
-	"herald/server"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/internal/testkit"
+	"github.com/herald-gateway/herald/server"
 )
 
 const contractConfig = `

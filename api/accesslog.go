@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"herald/api/httperr"
+	"github.com/herald-gateway/herald/api/httperr"
 )
 
 // AccessLog logs one line per request: method, path, status, duration,

@@ -9,7 +9,7 @@ import (
 	"regexp"
 	"testing"
 
-	"herald/api"
+	"github.com/herald-gateway/herald/api"
 )
 
 // TestAccessLog: one line per request with method, path, status,

@@ -13,12 +13,12 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"herald/auth"
-	"herald/console"
-	"herald/docs"
-	"herald/handlers"
-	"herald/openapi"
-	"herald/tracing"
+	"github.com/herald-gateway/herald/auth"
+	"github.com/herald-gateway/herald/console"
+	"github.com/herald-gateway/herald/docs"
+	"github.com/herald-gateway/herald/handlers"
+	"github.com/herald-gateway/herald/openapi"
+	"github.com/herald-gateway/herald/tracing"
 )
 
 // Options configure the router.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"herald/auth"
+	"github.com/herald-gateway/herald/auth"
 )
 
 // matrixStreams are the streams of the role matrix and their auth blocks, one

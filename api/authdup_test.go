@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"herald/auth"
+	"github.com/herald-gateway/herald/auth"
 )
 
 // TestDuplicateAuthorizationHeader sends two Authorization headers to

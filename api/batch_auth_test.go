@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"herald/auth"
+	"github.com/herald-gateway/herald/auth"
 )
 
 // TestBatchNotifyAuthorization: batch notify runs each event type's

@@ -15,7 +15,7 @@ import (
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/zstd"
 
-	"herald/api/httperr"
+	"github.com/herald-gateway/herald/api/httperr"
 )
 
 // maxCodings bounds the codings one request may stack (`gzip, br` is

@@ -17,8 +17,8 @@ import (
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/zstd"
 
-	"herald/api"
-	"herald/configs"
+	"github.com/herald-gateway/herald/api"
+	"github.com/herald-gateway/herald/configs"
 )
 
 // encoding is one way of sending a body: the Content-Encoding header and

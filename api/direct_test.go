@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"herald/auth"
+	"github.com/herald-gateway/herald/auth"
 )
 
 // fakeTron is a fake auth-o-tron: each credential selects an answer.

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"herald/auth"
-	"herald/internal/testkit"
+	"github.com/herald-gateway/herald/auth"
+	"github.com/herald-gateway/herald/internal/testkit"
 )
 
 // clock is a settable clock for the ECPDS cache.

@@ -20,7 +20,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"herald/auth"
+	"github.com/herald-gateway/herald/auth"
 )
 
 // testKeySet holds the asymmetric keys of the tests.

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"herald/auth"
+	"github.com/herald-gateway/herald/auth"
 )
 
 // StreamLimitRetryAfter is the Retry-After of a 429 for too many streams.

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"herald/api"
-	"herald/configs"
-	"herald/internal/testkit"
+	"github.com/herald-gateway/herald/api"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/internal/testkit"
 )
 
 // limitsConfig is the matrix config in trusted_proxy mode with stream

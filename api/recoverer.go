@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 
-	"herald/api/httperr"
+	"github.com/herald-gateway/herald/api/httperr"
 )
 
 // Recoverer turns a panic in a handler into a logged 500 with the request

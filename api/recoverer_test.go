@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"herald/api"
+	"github.com/herald-gateway/herald/api"
 )
 
 // TestRecoverer: a panic in a handler becomes a logged 500 with the JSON

@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"herald/api/httperr"
+	"github.com/herald-gateway/herald/api/httperr"
 )
 
 // RequestID gives every request a fresh UUID: in the X-Request-ID response

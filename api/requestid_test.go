@@ -6,8 +6,8 @@ import (
 	"regexp"
 	"testing"
 
-	"herald/api"
-	"herald/api/httperr"
+	"github.com/herald-gateway/herald/api"
+	"github.com/herald-gateway/herald/api/httperr"
 )
 
 // TestRequestID: every request gets a fresh UUID in the X-Request-ID

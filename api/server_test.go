@@ -15,13 +15,13 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"herald/api"
-	"herald/auth"
-	"herald/configs"
-	"herald/ecpds"
-	"herald/engine"
-	"herald/handlers"
-	"herald/server"
+	"github.com/herald-gateway/herald/api"
+	"github.com/herald-gateway/herald/auth"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/ecpds"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/handlers"
+	"github.com/herald-gateway/herald/server"
 )
 
 // t0 is the fixed "now" of every authentication test: tokens are minted

@@ -12,8 +12,8 @@ import (
 
 	"github.com/coder/websocket"
 
-	"herald/configs"
-	"herald/internal/testkit"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/internal/testkit"
 )
 
 // The upgrade of GET /api/v1/session and the auth request (the session

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"herald/auth"
+	"github.com/herald-gateway/herald/auth"
 )
 
 // signRaw signs a header and a claims object given as raw JSON text with

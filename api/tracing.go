@@ -5,7 +5,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"herald/tracing"
+	"github.com/herald-gateway/herald/tracing"
 )
 
 // Tracing returns the middleware that records a server span for each

@@ -10,9 +10,9 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"herald/api"
-	"herald/tracing"
-	"herald/tracing/tracingtest"
+	"github.com/herald-gateway/herald/api"
+	"github.com/herald-gateway/herald/tracing"
+	"github.com/herald-gateway/herald/tracing/tracingtest"
 )
 
 // TestTracingMiddleware: a request gets a server span named by its

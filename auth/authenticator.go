@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"herald/api/httperr"
+	"github.com/herald-gateway/herald/api/httperr"
 )
 
 // Authentication modes (auth.mode).

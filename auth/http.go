@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"herald/api/httperr"
+	"github.com/herald-gateway/herald/api/httperr"
 )
 
 // Messages of the authentication and authorisation answers (Aviso's auth rules

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"slices"
 
-	"herald/api/httperr"
+	"github.com/herald-gateway/herald/api/httperr"
 )
 
 // Operation is what a request does with a stream: read (watch, replay) or

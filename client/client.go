@@ -7,7 +7,7 @@
 // It speaks only the documented HTTP and WebSocket API and imports no
 // other herald package, so it works against any herald (or, for the Aviso
 // endpoints, aviso-server). It owns no command-line concerns: those are in
-// package herald/client/cli.
+// package github.com/herald-gateway/herald/client/cli.
 package client
 
 import (

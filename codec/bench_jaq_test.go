@@ -9,9 +9,9 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/dynamicpb"
 
-	"herald/codec/protobuf"
-	"herald/codec/resource"
-	"herald/codec/workers"
+	"github.com/herald-gateway/herald/codec/protobuf"
+	"github.com/herald-gateway/herald/codec/resource"
+	"github.com/herald-gateway/herald/codec/workers"
 )
 
 // B7: JAQ-backed codecs (issue 5). Each group measures herald next to its

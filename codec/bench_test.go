@@ -18,10 +18,10 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/linkedin/goavro/v2"
 
-	"herald/codec/rows"
-	"herald/codec/types"
-	wavro "herald/codec/wire/avro"
-	wcbor "herald/codec/wire/cbor"
+	"github.com/herald-gateway/herald/codec/rows"
+	"github.com/herald-gateway/herald/codec/types"
+	wavro "github.com/herald-gateway/herald/codec/wire/avro"
+	wcbor "github.com/herald-gateway/herald/codec/wire/cbor"
 )
 
 // B6: codec core throughput. Each benchmark group decodes (or encodes) the

@@ -12,9 +12,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"herald/codec/rows"
-	"herald/codec/store"
-	"herald/codec/types"
+	"github.com/herald-gateway/herald/codec/rows"
+	"github.com/herald-gateway/herald/codec/store"
+	"github.com/herald-gateway/herald/codec/types"
 )
 
 // The value-fidelity property (spec "Value Fidelity"): for each format, a

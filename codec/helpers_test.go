@@ -7,9 +7,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"herald/codec/catalog"
-	"herald/codec/values"
-	wjson "herald/codec/wire/json"
+	"github.com/herald-gateway/herald/codec/catalog"
+	"github.com/herald-gateway/herald/codec/values"
+	wjson "github.com/herald-gateway/herald/codec/wire/json"
 )
 
 func compileDefs(t testing.TB, defs, name string) *Codec {

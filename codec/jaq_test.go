@@ -13,12 +13,12 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"herald/codec/catalog"
-	"herald/codec/jaq"
-	"herald/codec/resource"
-	"herald/codec/values"
-	wjson "herald/codec/wire/json"
-	"herald/codec/workers"
+	"github.com/herald-gateway/herald/codec/catalog"
+	"github.com/herald-gateway/herald/codec/jaq"
+	"github.com/herald-gateway/herald/codec/resource"
+	"github.com/herald-gateway/herald/codec/values"
+	wjson "github.com/herald-gateway/herald/codec/wire/json"
+	"github.com/herald-gateway/herald/codec/workers"
 )
 
 // jaqCodec compiles codec c of defs on a pool of its own.

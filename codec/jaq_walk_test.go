@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"herald/codec/jaq"
+	"github.com/herald-gateway/herald/codec/jaq"
 )
 
 // The JAQ JSON codecs with ON INGESTION '.' or '.[]' decode payloads

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"herald/codec/catalog"
-	"herald/codec/resource"
+	"github.com/herald-gateway/herald/codec/catalog"
+	"github.com/herald-gateway/herald/codec/resource"
 )
 
 // protoResources holds version 1 and 2 of resource bundle: a message that

@@ -3,7 +3,7 @@ package configs
 import (
 	"strings"
 
-	"herald/topic"
+	"github.com/herald-gateway/herald/topic"
 )
 
 // This file holds the names and the syntax rule that the config file shares

@@ -17,10 +17,10 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/golang-jwt/jwt/v5"
 
-	"herald/auth"
-	"herald/internal/browsertest"
-	"herald/internal/testkit"
-	"herald/server"
+	"github.com/herald-gateway/herald/auth"
+	"github.com/herald-gateway/herald/internal/browsertest"
+	"github.com/herald-gateway/herald/internal/testkit"
+	"github.com/herald-gateway/herald/server"
 )
 
 // TestConsoleInChromium drives the console in one real headless

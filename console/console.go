@@ -24,7 +24,7 @@ import (
 	"sync"
 	"time"
 
-	"herald/api/httperr"
+	"github.com/herald-gateway/herald/api/httperr"
 )
 
 // Prefix is the URL path the console is served under.

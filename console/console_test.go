@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"herald/console"
+	"github.com/herald-gateway/herald/console"
 )
 
 // get fetches path from h with optional headers (name, value pairs).

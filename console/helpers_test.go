@@ -15,10 +15,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"herald/configs"
-	"herald/internal/browsertest"
-	"herald/server"
-	"herald/sse"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/internal/browsertest"
+	"github.com/herald-gateway/herald/server"
+	"github.com/herald-gateway/herald/sse"
 )
 
 // herald is one herald under test, on a loopback port.

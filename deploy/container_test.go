@@ -37,9 +37,9 @@ import (
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"go.yaml.in/yaml/v3"
 
-	"herald/configs"
-	"herald/internal/testkit"
-	"herald/server"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/internal/testkit"
+	"github.com/herald-gateway/herald/server"
 )
 
 // root is the repository root (the Docker build context).
@@ -453,7 +453,7 @@ func TestDockerfile(t *testing.T) {
 	// Every source and embedded file of herald's own packages that the
 	// builds compile is in the build context.
 	list := exec.Command("go", append([]string{"list", "-deps", "-f",
-		`{{if .Module}}{{if eq .Module.Path "herald"}}{{$d := .Dir}}{{range .GoFiles}}{{$d}}/{{.}}{{"\n"}}{{end}}{{range .EmbedFiles}}{{$d}}/{{.}}{{"\n"}}{{end}}{{end}}{{end}}`},
+		`{{if .Module}}{{if eq .Module.Path "github.com/herald-gateway/herald"}}{{$d := .Dir}}{{range .GoFiles}}{{$d}}/{{.}}{{"\n"}}{{end}}{{range .EmbedFiles}}{{$d}}/{{.}}{{"\n"}}{{end}}{{end}}{{end}}`},
 		pkgs...)...)
 	list.Dir = root
 	list.Env = append(os.Environ(), "CGO_ENABLED=0")

@@ -22,7 +22,7 @@ import (
 	"sync"
 	"time"
 
-	"herald/auth"
+	"github.com/herald-gateway/herald/auth"
 )
 
 // ErrUnavailable reports that the destination lists could not be

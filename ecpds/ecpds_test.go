@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"herald/ecpds"
+	"github.com/herald-gateway/herald/ecpds"
 )
 
 func TestParseDestinationList(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"herald/notification"
+	"github.com/herald-gateway/herald/notification"
 )
 
 // BatchResult is the outcome of one notification of a batch.

@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"herald/notification"
+	"github.com/herald-gateway/herald/notification"
 )
 
 // Defaults of the engines' options; the config file's defaults

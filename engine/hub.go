@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"herald/notification"
-	"herald/topic"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/topic"
 )
 
 // Subscription is one live subscriber of a Hub: the records of one stream

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"herald/notification"
-	"herald/topic"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/topic"
 )
 
 // hubWait bounds the waits of the hub and queue tests; a deadline, never

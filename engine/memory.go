@@ -13,8 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"herald/notification"
-	"herald/topic"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/topic"
 )
 
 // compactMinDead is the number of removed history slots a stream tolerates

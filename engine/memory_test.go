@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"herald/engine"
-	"herald/engine/enginetest"
-	"herald/notification"
-	"herald/topic"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/engine/enginetest"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/topic"
 )
 
 // waitFor bounds the waits of these tests; it is a deadline, not a delay.

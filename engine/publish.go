@@ -3,7 +3,7 @@ package engine
 import (
 	"context"
 
-	"herald/notification"
+	"github.com/herald-gateway/herald/notification"
 )
 
 // SeqPublisher is implemented by engines that store a notification

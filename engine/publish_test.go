@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"herald/engine"
-	"herald/notification"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/notification"
 )
 
 // TestPublishSeqFallsBackToPublish: an engine without PublishSeq (the

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"herald/notification"
-	"herald/topic"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/topic"
 )
 
 // ErrTooLarge: a notification whose stored record would exceed the

@@ -7,8 +7,8 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"herald/notification"
-	"herald/tracing"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/tracing"
 )
 
 // Tracing records notifies in a trace: a `publish <event_type>` span per

@@ -11,10 +11,10 @@ import (
 	"github.com/go-chi/chi/v5"
 	jsonv2 "github.com/go-json-experiment/json"
 
-	"herald/api/httperr"
-	"herald/engine"
-	"herald/notification"
-	"herald/topic"
+	"github.com/herald-gateway/herald/api/httperr"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/topic"
 )
 
 // AdminDeleteResponse is the body of DELETE

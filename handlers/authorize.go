@@ -4,8 +4,8 @@ import (
 	"context"
 	"net/http"
 
-	"herald/auth"
-	"herald/notification"
+	"github.com/herald-gateway/herald/auth"
+	"github.com/herald-gateway/herald/notification"
 )
 
 // authorizeStream runs the stream check of Aviso's auth rules (docs/auth.md)

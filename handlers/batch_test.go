@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"herald/codec/rows"
-	wjson "herald/codec/wire/json"
+	"github.com/herald-gateway/herald/codec/rows"
+	wjson "github.com/herald-gateway/herald/codec/wire/json"
 )
 
 // batchDefs are typedDefs with a protobuf codec that has a batch

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"herald/engine"
+	"github.com/herald-gateway/herald/engine"
 )
 
 // TestAvisoConformance sends the requests where differential testing

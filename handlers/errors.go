@@ -5,9 +5,9 @@ import (
 	"net/http"
 	"strconv"
 
-	"herald/api/httperr"
-	"herald/notification"
-	"herald/session"
+	"github.com/herald-gateway/herald/api/httperr"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/session"
 )
 
 // endpoint names the labels and validation code of one endpoint family.

@@ -8,10 +8,10 @@ import (
 	"sort"
 	"strconv"
 
-	"herald/api/httperr"
-	"herald/auth"
-	"herald/codec/jsonstr"
-	"herald/engine"
+	"github.com/herald-gateway/herald/api/httperr"
+	"github.com/herald-gateway/herald/auth"
+	"github.com/herald-gateway/herald/codec/jsonstr"
+	"github.com/herald-gateway/herald/engine"
 )
 
 // EventsResponse is the body of a successful raw notify: the ids of the

@@ -18,13 +18,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"herald/api/httperr"
-	"herald/auth"
-	"herald/engine"
-	"herald/notification"
-	"herald/session"
-	"herald/sse"
-	"herald/stream"
+	"github.com/herald-gateway/herald/api/httperr"
+	"github.com/herald-gateway/herald/auth"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/session"
+	"github.com/herald-gateway/herald/sse"
+	"github.com/herald-gateway/herald/stream"
 )
 
 // Defaults of the request limits; the config file's defaults (package

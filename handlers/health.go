@@ -6,10 +6,10 @@ import (
 	"net/http"
 	"time"
 
-	"herald/api/httperr"
-	"herald/auth"
-	"herald/engine"
-	"herald/openapi"
+	"github.com/herald-gateway/herald/api/httperr"
+	"github.com/herald-gateway/herald/auth"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/openapi"
 )
 
 // readiness is implemented by engines that depend on something that can

@@ -15,13 +15,13 @@ import (
 	"testing"
 	"time"
 
-	"herald/configs"
-	"herald/engine"
-	"herald/handlers"
-	"herald/jetstream/jetstreamtest"
-	herald "herald/server"
-	"herald/sse"
-	"herald/tracing"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/handlers"
+	"github.com/herald-gateway/herald/jetstream/jetstreamtest"
+	herald "github.com/herald-gateway/herald/server"
+	"github.com/herald-gateway/herald/sse"
+	"github.com/herald-gateway/herald/tracing"
 )
 
 // testConfig is the base config of the HTTP tests: a MARS-like stream, a

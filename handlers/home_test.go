@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"herald/configs"
-	"herald/internal/testkit"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/internal/testkit"
 )
 
 // hrefs returns the href attributes of page in order.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"herald/configs"
+	"github.com/herald-gateway/herald/configs"
 )
 
 // withMetrics turns the metrics on (on a free loopback port) after the

@@ -6,10 +6,10 @@ import (
 	"net/http"
 	"strconv"
 
-	"herald/api/httperr"
-	"herald/auth"
-	"herald/engine"
-	"herald/notification"
+	"github.com/herald-gateway/herald/api/httperr"
+	"github.com/herald-gateway/herald/auth"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/notification"
 )
 
 // NotifyResponse is the body of a successful notify (Aviso's notify,

@@ -10,11 +10,11 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"herald/api/httperr"
-	"herald/auth"
-	"herald/engine"
-	"herald/notification"
-	"herald/session"
+	"github.com/herald-gateway/herald/api/httperr"
+	"github.com/herald-gateway/herald/auth"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/session"
 )
 
 // This file is batch notify, POST /api/v1/notifications: many notify

@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"herald/configs"
-	"herald/engine"
-	"herald/internal/testkit"
-	"herald/jetstream"
-	"herald/jetstream/jetstreamtest"
-	herald "herald/server"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/internal/testkit"
+	"github.com/herald-gateway/herald/jetstream"
+	"github.com/herald-gateway/herald/jetstream/jetstreamtest"
+	herald "github.com/herald-gateway/herald/server"
 )
 
 // batchOutageAnswer is the body of a batch notify's storage failure.

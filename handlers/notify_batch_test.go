@@ -10,11 +10,11 @@ import (
 	"strings"
 	"testing"
 
-	"herald/configs"
-	"herald/engine"
-	"herald/jetstream"
-	"herald/jetstream/jetstreamtest"
-	herald "herald/server"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/jetstream"
+	"github.com/herald-gateway/herald/jetstream/jetstreamtest"
+	herald "github.com/herald-gateway/herald/server"
 )
 
 // batchConfig is the config of the batch notify tests: two event types,

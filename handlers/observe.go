@@ -5,9 +5,9 @@ import (
 	"net/http"
 	"time"
 
-	"herald/auth"
-	"herald/notification"
-	"herald/stream"
+	"github.com/herald-gateway/herald/auth"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/stream"
 )
 
 // Observer is told what the handlers do, for metrics (package metrics

@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"herald/configs"
-	"herald/engine"
-	"herald/internal/testkit"
-	"herald/jetstream"
-	"herald/jetstream/jetstreamtest"
-	herald "herald/server"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/internal/testkit"
+	"github.com/herald-gateway/herald/jetstream"
+	"github.com/herald-gateway/herald/jetstream/jetstreamtest"
+	herald "github.com/herald-gateway/herald/server"
 )
 
 // outageLog forwards log lines at info level and above to t.Log while

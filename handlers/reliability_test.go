@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"herald/configs"
-	"herald/internal/testkit"
-	"herald/topic"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/internal/testkit"
+	"github.com/herald-gateway/herald/topic"
 )
 
 // TestLongSubjectsRefused sends every request that used to put an

@@ -10,11 +10,11 @@ import (
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
-	"herald/configs"
-	"herald/engine"
-	"herald/jetstream"
-	"herald/jetstream/jetstreamtest"
-	herald "herald/server"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/jetstream"
+	"github.com/herald-gateway/herald/jetstream/jetstreamtest"
+	herald "github.com/herald-gateway/herald/server"
 )
 
 // storageBase is the config of the storage reload test: a JetStream

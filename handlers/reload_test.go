@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"herald/internal/testkit"
+	"github.com/herald-gateway/herald/internal/testkit"
 )
 
 // reloadBase is the config of the reload tests: three event types that

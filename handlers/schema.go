@@ -4,11 +4,11 @@ import (
 	"context"
 	"net/http"
 
-	"herald/api/httperr"
-	"herald/codec/types"
-	"herald/engine"
-	"herald/notification"
-	"herald/session"
+	"github.com/herald-gateway/herald/api/httperr"
+	"github.com/herald-gateway/herald/codec/types"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/session"
 )
 
 // SchemaList serves GET /api/v1/schema (Aviso's schema endpoints, docs/api.md).

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"net/http"
 
-	"herald/api/httperr"
-	"herald/auth"
-	"herald/engine"
-	"herald/notification"
-	"herald/sse"
-	"herald/stream"
+	"github.com/herald-gateway/herald/api/httperr"
+	"github.com/herald-gateway/herald/auth"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/sse"
+	"github.com/herald-gateway/herald/stream"
 )
 
 // Watch serves POST /api/v1/watch: live notifications, optionally after

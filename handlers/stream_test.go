@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"herald/configs"
+	"github.com/herald-gateway/herald/configs"
 )
 
 func marsBody(step int, extra string) string {

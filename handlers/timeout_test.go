@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"herald/configs"
+	"github.com/herald-gateway/herald/configs"
 )
 
 // TestSlowBodyTimesOut sends headers and part of a body, then stalls: the

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"herald/engine"
-	"herald/tracing"
-	"herald/tracing/tracingtest"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/tracing"
+	"github.com/herald-gateway/herald/tracing/tracingtest"
 )
 
 // startCollector starts an in-process OTLP collector and a tracer

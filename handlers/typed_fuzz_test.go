@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"herald/notification"
+	"github.com/herald-gateway/herald/notification"
 )
 
 // fuzzTyped are the event types FuzzEvents posts to, by index: one per

@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"herald/codec"
-	"herald/codec/catalog"
-	"herald/codec/resource"
-	"herald/codec/rows"
-	wjson "herald/codec/wire/json"
-	"herald/codec/workers"
+	"github.com/herald-gateway/herald/codec"
+	"github.com/herald-gateway/herald/codec/catalog"
+	"github.com/herald-gateway/herald/codec/resource"
+	"github.com/herald-gateway/herald/codec/rows"
+	wjson "github.com/herald-gateway/herald/codec/wire/json"
+	"github.com/herald-gateway/herald/codec/workers"
 )
 
 // typedDefs are the codec definitions of the typed-payload tests: a

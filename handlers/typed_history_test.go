@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"herald/configs"
-	herald "herald/server"
-	"herald/sse"
+	"github.com/herald-gateway/herald/configs"
+	herald "github.com/herald-gateway/herald/server"
+	"github.com/herald-gateway/herald/sse"
 )
 
 // TestPastSchemasSurviveRestart checks that the registry of past payload

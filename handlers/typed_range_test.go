@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"herald/notification"
+	"github.com/herald-gateway/herald/notification"
 )
 
 // TestTypedFloatBeyondRange: a number beyond its float type's range is

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"herald/codec/types"
-	herald "herald/server"
+	"github.com/herald-gateway/herald/codec/types"
+	herald "github.com/herald-gateway/herald/server"
 )
 
 // evolveDefs are the codec definitions of the evolution tests, in three

@@ -14,12 +14,12 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"herald/codec"
-	"herald/codec/jsonstr"
-	"herald/codec/types"
-	"herald/codec/workers"
-	"herald/internal/testkit"
-	"herald/notification"
+	"github.com/herald-gateway/herald/codec"
+	"github.com/herald-gateway/herald/codec/jsonstr"
+	"github.com/herald-gateway/herald/codec/types"
+	"github.com/herald-gateway/herald/codec/workers"
+	"github.com/herald-gateway/herald/internal/testkit"
+	"github.com/herald-gateway/herald/notification"
 )
 
 const readingLine = `{"station":"s1","step":12,"temperature":21.5,"humidity":0.25,"at":"2026-12-03T10:00:00.123456789Z","secret":"pin"}`

@@ -12,11 +12,11 @@ import (
 
 	"github.com/coder/websocket"
 
-	"herald/api/httperr"
-	"herald/auth"
-	"herald/internal/wsguard"
-	"herald/session"
-	"herald/sse"
+	"github.com/herald-gateway/herald/api/httperr"
+	"github.com/herald-gateway/herald/auth"
+	"github.com/herald-gateway/herald/internal/wsguard"
+	"github.com/herald-gateway/herald/session"
+	"github.com/herald-gateway/herald/sse"
 )
 
 // This file is the transport of WebSocket sessions: the upgrade, and the

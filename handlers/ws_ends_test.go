@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"herald/configs"
-	"herald/engine"
-	"herald/internal/testkit"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/internal/testkit"
 )
 
 // TestSessionHistoryLimit: a subscription whose history passes the

@@ -14,8 +14,8 @@ import (
 
 	"github.com/coder/websocket"
 
-	"herald/openapi"
-	"herald/openapi/openapitest"
+	"github.com/herald-gateway/herald/openapi"
+	"github.com/herald-gateway/herald/openapi/openapitest"
 )
 
 // wsClient is a WebSocket session client over a real connection: frames

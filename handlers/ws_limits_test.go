@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"herald/configs"
+	"github.com/herald-gateway/herald/configs"
 )
 
 // The tests of the session protocol's rule (docs/sessions.md) "the server

@@ -7,9 +7,9 @@ import (
 	"sync"
 	"testing"
 
-	"herald/configs"
-	"herald/internal/testkit"
-	"herald/session"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/internal/testkit"
+	"github.com/herald-gateway/herald/session"
 
 	"github.com/coder/websocket"
 )

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"herald/configs"
-	"herald/internal/testkit"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/internal/testkit"
 )
 
 // readReplies reads frames until the replies to n requests arrived and

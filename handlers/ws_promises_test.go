@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"herald/configs"
+	"github.com/herald-gateway/herald/configs"
 )
 
 // The session protocol's promises that no other test drives.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"herald/configs"
-	"herald/internal/testkit"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/internal/testkit"
 )
 
 // wsConfig adds to testConfig an event type without a historical cap.

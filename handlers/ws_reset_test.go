@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"herald/configs"
-	"herald/engine"
-	"herald/internal/testkit"
-	herald "herald/server"
-	"herald/sse"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/internal/testkit"
+	herald "github.com/herald-gateway/herald/server"
+	"github.com/herald-gateway/herald/sse"
 )
 
 // slowSubscribe is the in-memory engine whose Subscribe first waits

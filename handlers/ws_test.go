@@ -9,7 +9,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"herald/configs"
+	"github.com/herald-gateway/herald/configs"
 )
 
 // TestSessionBasics: welcome, ping, schema, notify, a live subscription,

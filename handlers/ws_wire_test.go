@@ -12,7 +12,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"herald/configs"
+	"github.com/herald-gateway/herald/configs"
 )
 
 // rawSession is a session over a plain TCP connection whose frames the

@@ -11,7 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"herald/engine"
+	"github.com/herald-gateway/herald/engine"
 )
 
 // Subscribe joins the live fan-out of q.Stream (setting its stream and

@@ -15,8 +15,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
-	"herald/engine"
-	"herald/notification"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/notification"
 )
 
 // batchWindow bounds the notifications of one PublishBatch that are sent

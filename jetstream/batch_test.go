@@ -16,10 +16,10 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"herald/engine"
-	"herald/geo"
-	"herald/internal/testkit"
-	"herald/notification"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/geo"
+	"github.com/herald-gateway/herald/internal/testkit"
+	"github.com/herald-gateway/herald/notification"
 )
 
 // batchOf builds n notifications of base whose payloads name their index

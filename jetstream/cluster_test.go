@@ -10,8 +10,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
-	"herald/engine"
-	"herald/internal/testkit"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/internal/testkit"
 )
 
 // TestClusterNodeLoss runs three nats-servers clustered by routes on

@@ -12,7 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"herald/engine"
+	"github.com/herald-gateway/herald/engine"
 )
 
 // Limits of nats-server's stream configuration check (checkStreamCfg)

@@ -12,9 +12,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"herald/engine"
-	"herald/internal/testkit"
-	"herald/notification"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/internal/testkit"
+	"github.com/herald-gateway/herald/notification"
 )
 
 // configure calls ConfigureStreams with a deadline.

@@ -30,7 +30,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"herald/engine"
+	"github.com/herald-gateway/herald/engine"
 )
 
 // Engine is the JetStream engine. Sequences are JetStream stream

@@ -14,9 +14,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"herald/engine"
-	"herald/engine/enginetest"
-	"herald/notification"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/engine/enginetest"
+	"github.com/herald-gateway/herald/notification"
 )
 
 // TestConformance runs the engine conformance suite on the embedded

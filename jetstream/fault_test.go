@@ -13,8 +13,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"herald/engine"
-	"herald/internal/testkit"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/internal/testkit"
 )
 
 // harness runs publishers and watchers and checks the delivery

@@ -10,7 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"herald/engine"
+	"github.com/herald-gateway/herald/engine"
 )
 
 // Live feed parameters.

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"herald/engine"
-	"herald/notification"
-	"herald/topic"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/topic"
 )
 
 // wait bounds every wait of these tests: a deadline, never a delay.

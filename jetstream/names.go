@@ -5,8 +5,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"herald/engine"
-	"herald/topic"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/topic"
 )
 
 // Errors for a caller's request the engine refuses before sending

@@ -3,7 +3,7 @@ package jetstream
 import (
 	"time"
 
-	"herald/engine"
+	"github.com/herald-gateway/herald/engine"
 )
 
 // Observer is told what the engine does, for metrics: each backend

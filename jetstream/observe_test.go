@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"herald/engine"
+	"github.com/herald-gateway/herald/engine"
 )
 
 // recorder is an Observer that counts what it is told.

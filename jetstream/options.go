@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"herald/topic"
+	"github.com/herald-gateway/herald/topic"
 )
 
 // Defaults of Options; the Aviso ones are Aviso's config defaults

@@ -12,8 +12,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
-	"herald/engine"
-	"herald/notification"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/notification"
 )
 
 // Publish stores n in its base's stream (created with the default policy

@@ -11,8 +11,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
-	"herald/engine"
-	"herald/internal/testkit"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/internal/testkit"
 )
 
 // TestPublishSeqConcurrent: concurrent PublishSeq calls get the dense

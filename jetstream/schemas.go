@@ -9,7 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"herald/engine"
+	"github.com/herald-gateway/herald/engine"
 )
 
 // SchemaBucket is the key-value bucket, beside the streams, that holds

@@ -13,7 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"herald/engine"
+	"github.com/herald-gateway/herald/engine"
 )
 
 // MetadataBase is the stream metadata key that marks a stream as

@@ -10,7 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"herald/engine"
+	"github.com/herald-gateway/herald/engine"
 )
 
 // ErrUnrecoverable marks a state the engine cannot leave by itself (the

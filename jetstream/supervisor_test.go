@@ -11,8 +11,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"herald/engine"
-	"herald/internal/testkit"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/internal/testkit"
 )
 
 // TestFaultOutageOutlastsReconnectBurst stops an external server for

@@ -8,9 +8,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"herald/engine"
-	"herald/notification"
-	"herald/topic"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/topic"
 )
 
 // awkward are token values that NATS cannot carry as they are.

@@ -26,7 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"herald/engine"
+	"github.com/herald-gateway/herald/engine"
 )
 
 // Options configure a Metrics.

@@ -13,15 +13,15 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"herald/tracing"
-	"herald/tracing/tracingtest"
+	"github.com/herald-gateway/herald/tracing"
+	"github.com/herald-gateway/herald/tracing/tracingtest"
 )
 
 // TestEnginesDoNotImportPrometheus enforces the design rule: the engines
 // and the stream runner report through their own observer interfaces and
 // never import Prometheus (go list -deps).
 func TestEnginesDoNotImportPrometheus(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "herald/engine", "herald/jetstream", "herald/stream").CombinedOutput()
+	out, err := exec.Command("go", "list", "-deps", "github.com/herald-gateway/herald/engine", "github.com/herald-gateway/herald/jetstream", "github.com/herald-gateway/herald/stream").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
@@ -30,7 +30,7 @@ func TestEnginesDoNotImportPrometheus(t *testing.T) {
 		t.Fatalf("go list -deps listed %d packages: %q", len(deps), out)
 	}
 	for _, d := range deps {
-		if strings.Contains(d, "prometheus") || d == "herald/metrics" {
+		if strings.Contains(d, "prometheus") || d == "github.com/herald-gateway/herald/metrics" {
 			t.Errorf("engine, jetstream or stream depends on %s", d)
 		}
 	}

@@ -11,9 +11,9 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"herald/configs"
-	"herald/geo"
-	"herald/topic"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/geo"
+	"github.com/herald-gateway/herald/topic"
 )
 
 // ContentTypeJSON is the content type of JSON payloads.

@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"time"
 
-	"herald/codec/jsonstr"
-	"herald/codec/store"
-	"herald/configs"
-	"herald/geo"
+	"github.com/herald-gateway/herald/codec/jsonstr"
+	"github.com/herald-gateway/herald/codec/store"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/geo"
 )
 
 // ceTemplate holds the constant parts of one event type's CloudEvents.

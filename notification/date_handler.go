@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode"
 
-	"herald/configs"
+	"github.com/herald-gateway/herald/configs"
 )
 
 // Canonical formats of DateHandler.

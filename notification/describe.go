@@ -1,6 +1,6 @@
 package notification
 
-import "herald/codec/types"
+import "github.com/herald-gateway/herald/codec/types"
 
 // Public returns the schema as the schema API shows it (Aviso's schema
 // endpoints, docs/api.md): payload ({"required": bool}, or nil without a

@@ -8,7 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"herald/configs"
+	"github.com/herald-gateway/herald/configs"
 )
 
 // EnumHandler accepts one of a configured list of values, ignoring case, and

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"herald/configs"
+	"github.com/herald-gateway/herald/configs"
 )
 
 // ExpverHandler canonicalises experiment versions (Aviso's identifier

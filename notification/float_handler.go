@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"herald/configs"
+	"github.com/herald-gateway/herald/configs"
 )
 
 // FloatHandler accepts finite 64-bit floats, optionally inside an inclusive

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"herald/configs"
+	"github.com/herald-gateway/herald/configs"
 )
 
 // IntHandler accepts signed 64-bit integers, optionally inside an inclusive

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"herald/codec"
-	"herald/codec/catalog"
-	"herald/codec/store"
-	"herald/codec/workers"
-	"herald/configs"
+	"github.com/herald-gateway/herald/codec"
+	"github.com/herald-gateway/herald/codec/catalog"
+	"github.com/herald-gateway/herald/codec/store"
+	"github.com/herald-gateway/herald/codec/workers"
+	"github.com/herald-gateway/herald/configs"
 )
 
 // typedDefs types a sensor reading in several formats on one schema.

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 
-	"herald/configs"
-	"herald/geo"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/geo"
 )
 
 // PointCloudHandler is the handler of the reserved point_cloud identifier: an

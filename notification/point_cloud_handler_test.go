@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
-	"herald/configs"
-	"herald/geo"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/geo"
 )
 
 func TestNewPointCloudHandler(t *testing.T) {

@@ -3,8 +3,8 @@ package notification
 import (
 	"encoding/json"
 
-	"herald/configs"
-	"herald/geo"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/geo"
 )
 
 // PolygonHandler is the handler of the reserved polygon identifier: a closed

@@ -8,12 +8,12 @@ import (
 	"strings"
 	"sync"
 
-	"herald/codec"
-	"herald/configs"
-	"herald/geo"
-	"herald/payload"
-	"herald/query"
-	"herald/topic"
+	"github.com/herald-gateway/herald/codec"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/geo"
+	"github.com/herald-gateway/herald/payload"
+	"github.com/herald-gateway/herald/query"
+	"github.com/herald-gateway/herald/topic"
 )
 
 // FieldPoint is the identifier key of the spatial point filter of watch

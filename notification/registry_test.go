@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"herald/configs"
-	"herald/topic"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/topic"
 )
 
 const registryYAML = `

@@ -3,7 +3,7 @@ package notification
 import (
 	"fmt"
 
-	"herald/configs"
+	"github.com/herald-gateway/herald/configs"
 )
 
 // StringHandler accepts any non-empty string unchanged, optionally no longer

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"herald/configs"
+	"github.com/herald-gateway/herald/configs"
 )
 
 // TimeHandler canonicalises times of day to four-digit HHMM (Aviso's

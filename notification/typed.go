@@ -16,14 +16,14 @@ import (
 	"strings"
 	"time"
 
-	"herald/codec/catalog"
-	"herald/codec/evolve"
-	"herald/codec/jsonstr"
-	"herald/codec/store"
-	"herald/codec/types"
-	"herald/codec/workers"
-	"herald/configs"
-	"herald/payload"
+	"github.com/herald-gateway/herald/codec/catalog"
+	"github.com/herald-gateway/herald/codec/evolve"
+	"github.com/herald-gateway/herald/codec/jsonstr"
+	"github.com/herald-gateway/herald/codec/store"
+	"github.com/herald-gateway/herald/codec/types"
+	"github.com/herald-gateway/herald/codec/workers"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/payload"
 )
 
 // RegistryOptions are what a registry with typed payloads needs besides

@@ -9,8 +9,8 @@ package notification
 import (
 	"encoding/json"
 
-	"herald/geo"
-	"herald/topic"
+	"github.com/herald-gateway/herald/geo"
+	"github.com/herald-gateway/herald/topic"
 )
 
 // Handler validates and canonicalises the scalar values of one identifier

@@ -3,7 +3,7 @@ package notification
 import (
 	"encoding/json"
 
-	"herald/query"
+	"github.com/herald-gateway/herald/query"
 )
 
 // Where is a compiled WHERE predicate (package query).

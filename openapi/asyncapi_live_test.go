@@ -23,8 +23,8 @@ import (
 
 	"github.com/coder/websocket"
 
-	"herald/openapi"
-	"herald/openapi/openapitest"
+	"github.com/herald-gateway/herald/openapi"
+	"github.com/herald-gateway/herald/openapi/openapitest"
 )
 
 // sessionConfig is weatherConfig with authentication on (the event type

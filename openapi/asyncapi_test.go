@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"herald/openapi/openapitest"
+	"github.com/herald-gateway/herald/openapi/openapitest"
 )
 
 // sendMessages are the requests of the protocol (docs/sessions.md),

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"herald/engine"
-	"herald/notification"
-	"herald/openapi"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/openapi"
 )
 
 // failAfter is the in-memory engine storing its first ok publishes, then

@@ -27,16 +27,16 @@ import (
 
 	"github.com/coder/websocket"
 
-	"herald/api"
-	"herald/auth"
-	"herald/configs"
-	"herald/engine"
-	"herald/handlers"
-	"herald/jetstream"
-	"herald/notification"
-	"herald/openapi"
-	"herald/server"
-	"herald/sse"
+	"github.com/herald-gateway/herald/api"
+	"github.com/herald-gateway/herald/auth"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/handlers"
+	"github.com/herald-gateway/herald/jetstream"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/openapi"
+	"github.com/herald-gateway/herald/server"
+	"github.com/herald-gateway/herald/sse"
 )
 
 // exampleConfig is the configuration the document's examples are

@@ -24,12 +24,12 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"herald/api"
-	"herald/auth"
-	"herald/ecpds"
-	"herald/handlers"
-	"herald/internal/testkit"
-	"herald/openapi"
+	"github.com/herald-gateway/herald/api"
+	"github.com/herald-gateway/herald/auth"
+	"github.com/herald-gateway/herald/ecpds"
+	"github.com/herald-gateway/herald/handlers"
+	"github.com/herald-gateway/herald/internal/testkit"
+	"github.com/herald-gateway/herald/openapi"
 )
 
 // TestRouteTableMatchesRouter checks the route table of the document tests

@@ -11,11 +11,11 @@ import (
 	"strings"
 	"testing"
 
-	"herald/configs"
-	"herald/openapi"
-	"herald/openapi/openapitest"
-	"herald/server"
-	"herald/sse"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/openapi"
+	"github.com/herald-gateway/herald/openapi/openapitest"
+	"github.com/herald-gateway/herald/server"
+	"github.com/herald-gateway/herald/sse"
 )
 
 // TestNotifyExamplesSuitTheShippedConfig checks the examples a new user

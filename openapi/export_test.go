@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"herald/openapi/openapitest"
+	"github.com/herald-gateway/herald/openapi/openapitest"
 )
 
 // Exports for the external tests (package openapi_test), which may import

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"herald/openapi/openapitest"
+	"github.com/herald-gateway/herald/openapi/openapitest"
 )
 
 // These tests hold the document to what client generators need

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"herald/api"
-	"herald/docs"
-	"herald/handlers"
-	"herald/openapi"
+	"github.com/herald-gateway/herald/api"
+	"github.com/herald-gateway/herald/docs"
+	"github.com/herald-gateway/herald/handlers"
+	"github.com/herald-gateway/herald/openapi"
 )
 
 // href matches the target of a link in a rendered page.

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"herald/openapi/openapitest"
+	"github.com/herald-gateway/herald/openapi/openapitest"
 )
 
 // route is one method and path served by api.NewRouter, with the response

@@ -9,11 +9,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"herald/codec"
-	"herald/codec/jsonstr"
-	"herald/codec/store"
-	"herald/codec/types"
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec"
+	"github.com/herald-gateway/herald/codec/jsonstr"
+	"github.com/herald-gateway/herald/codec/store"
+	"github.com/herald-gateway/herald/codec/types"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 // Batchable reports whether a stored record of content type contentType

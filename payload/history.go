@@ -3,10 +3,10 @@ package payload
 import (
 	"sync"
 
-	"herald/codec/rows"
-	"herald/codec/store"
-	"herald/codec/types"
-	wjson "herald/codec/wire/json"
+	"github.com/herald-gateway/herald/codec/rows"
+	"github.com/herald-gateway/herald/codec/store"
+	"github.com/herald-gateway/herald/codec/types"
+	wjson "github.com/herald-gateway/herald/codec/wire/json"
 )
 
 // History is the registry of past payload schemas as one process knows

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"herald/codec"
-	"herald/codec/catalog"
+	"github.com/herald-gateway/herald/codec"
+	"github.com/herald-gateway/herald/codec/catalog"
 )
 
 // compile builds the typed payload of event type r from defs, whose

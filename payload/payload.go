@@ -27,17 +27,17 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"herald/codec"
-	"herald/codec/catalog"
-	"herald/codec/ddl"
-	"herald/codec/evolve"
-	"herald/codec/jaq"
-	"herald/codec/jsonstr"
-	"herald/codec/rows"
-	"herald/codec/store"
-	"herald/codec/types"
-	"herald/codec/values"
-	wjson "herald/codec/wire/json"
+	"github.com/herald-gateway/herald/codec"
+	"github.com/herald-gateway/herald/codec/catalog"
+	"github.com/herald-gateway/herald/codec/ddl"
+	"github.com/herald-gateway/herald/codec/evolve"
+	"github.com/herald-gateway/herald/codec/jaq"
+	"github.com/herald-gateway/herald/codec/jsonstr"
+	"github.com/herald-gateway/herald/codec/rows"
+	"github.com/herald-gateway/herald/codec/store"
+	"github.com/herald-gateway/herald/codec/types"
+	"github.com/herald-gateway/herald/codec/values"
+	wjson "github.com/herald-gateway/herald/codec/wire/json"
 )
 
 // RowFormat is the name of the JSON row view, the default view of a typed

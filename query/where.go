@@ -21,9 +21,9 @@ import (
 	"strings"
 	"unsafe"
 
-	"herald/codec/store"
-	"herald/codec/types"
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec/store"
+	"github.com/herald-gateway/herald/codec/types"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 // Schema is what a predicate is compiled against: one event type's

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"net/http"
 
-	"herald/api/httperr"
-	"herald/engine"
-	"herald/handlers"
+	"github.com/herald-gateway/herald/api/httperr"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/handlers"
 )
 
 // AdminReload serves POST /api/v1/admin/reload: the configuration file

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"herald/configs"
+	"github.com/herald-gateway/herald/configs"
 )
 
 // docKey is one row of a table of docs/configuration.md.

@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"herald/configs"
-	"herald/engine"
-	"herald/handlers"
-	"herald/jetstream"
-	"herald/session"
-	"herald/stream"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/handlers"
+	"github.com/herald-gateway/herald/jetstream"
+	"github.com/herald-gateway/herald/session"
+	"github.com/herald-gateway/herald/stream"
 )
 
 // TestDefaultsAgree: the runtime packages own their defaults (a zero
@@ -55,14 +55,14 @@ func TestDefaultsAgree(t *testing.T) {
 // TestRuntimeImportsNoConfig: the runtime packages take options, not the
 // YAML config; server maps one onto the other.
 func TestRuntimeImportsNoConfig(t *testing.T) {
-	for _, pkg := range []string{"herald/engine", "herald/stream", "herald/handlers", "herald/jetstream"} {
+	for _, pkg := range []string{"github.com/herald-gateway/herald/engine", "github.com/herald-gateway/herald/stream", "github.com/herald-gateway/herald/handlers", "github.com/herald-gateway/herald/jetstream"} {
 		out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
 		}
 		for _, imp := range strings.Fields(string(out)) {
-			if imp == "herald/configs" {
-				t.Errorf("%s imports herald/configs", pkg)
+			if imp == "github.com/herald-gateway/herald/configs" {
+				t.Errorf("%s imports github.com/herald-gateway/herald/configs", pkg)
 			}
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"sort"
 	"strings"
 
-	"herald/notification"
+	"github.com/herald-gateway/herald/notification"
 )
 
 // payloadChanges judges, for every event type in both registries whose

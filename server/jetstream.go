@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"herald/configs"
-	"herald/jetstream"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/jetstream"
 )
 
 // JetStreamOptions maps herald's configuration onto jetstream.Options: the

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"herald/configs"
-	"herald/jetstream"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/jetstream"
 )
 
 func TestJetStreamOptions(t *testing.T) {

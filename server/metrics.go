@@ -7,12 +7,12 @@ import (
 	"strconv"
 	"time"
 
-	"herald/codec/catalog"
-	"herald/codec/ddl"
-	"herald/configs"
-	"herald/handlers"
-	"herald/metrics"
-	"herald/stream"
+	"github.com/herald-gateway/herald/codec/catalog"
+	"github.com/herald-gateway/herald/codec/ddl"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/handlers"
+	"github.com/herald-gateway/herald/metrics"
+	"github.com/herald-gateway/herald/stream"
 )
 
 // ListenMetrics binds the metrics listener of cfg (metrics.host,

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"herald/configs"
-	"herald/server"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/server"
 )
 
 // benchConfig is an in-memory herald, metrics on port (0: off).

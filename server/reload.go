@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"herald/configs"
-	"herald/jetstream"
-	"herald/metrics"
-	"herald/stream"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/jetstream"
+	"github.com/herald-gateway/herald/metrics"
+	"github.com/herald-gateway/herald/stream"
 )
 
 // streamConfigurer is implemented by engines whose streams follow the

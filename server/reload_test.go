@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"herald/configs"
+	"github.com/herald-gateway/herald/configs"
 )
 
 // TestFixedChangesOTLP: a reload that changes the log's OTLP export is

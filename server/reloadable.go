@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"herald/configs"
+	"github.com/herald-gateway/herald/configs"
 )
 
 // reloadable lists the settings a reload may change, as config key paths;

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"herald/configs"
+	"github.com/herald-gateway/herald/configs"
 )
 
 // TestReloadRefusesUndeclaredSettings: a setting nobody declared

@@ -23,17 +23,17 @@ import (
 	"sort"
 	"time"
 
-	"herald/api"
-	"herald/auth"
-	"herald/codec/catalog"
-	"herald/codec/ddl"
-	"herald/codec/resource"
-	"herald/codec/workers"
-	"herald/configs"
-	"herald/ecpds"
-	"herald/handlers"
-	"herald/notification"
-	"herald/payload"
+	"github.com/herald-gateway/herald/api"
+	"github.com/herald-gateway/herald/auth"
+	"github.com/herald-gateway/herald/codec/catalog"
+	"github.com/herald-gateway/herald/codec/ddl"
+	"github.com/herald-gateway/herald/codec/resource"
+	"github.com/herald-gateway/herald/codec/workers"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/ecpds"
+	"github.com/herald-gateway/herald/handlers"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/payload"
 )
 
 // Runtime is everything a configuration decides that may change while

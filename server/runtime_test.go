@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"herald/configs"
-	"herald/ecpds"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/ecpds"
 )
 
 func TestECPDSConfig(t *testing.T) {

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"time"
 
-	"herald/codec/catalog"
-	"herald/codec/ddl"
-	"herald/codec/types"
-	"herald/engine"
-	"herald/payload"
+	"github.com/herald-gateway/herald/codec/catalog"
+	"github.com/herald-gateway/herald/codec/ddl"
+	"github.com/herald-gateway/herald/codec/types"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/payload"
 )
 
 // loadHistory fills the History of rt with every payload schema version

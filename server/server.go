@@ -10,14 +10,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"herald/api"
-	"herald/configs"
-	"herald/engine"
-	"herald/handlers"
-	"herald/jetstream"
-	"herald/metrics"
-	"herald/sse"
-	"herald/tracing"
+	"github.com/herald-gateway/herald/api"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/handlers"
+	"github.com/herald-gateway/herald/jetstream"
+	"github.com/herald-gateway/herald/metrics"
+	"github.com/herald-gateway/herald/sse"
+	"github.com/herald-gateway/herald/tracing"
 )
 
 // Options configure a Server.

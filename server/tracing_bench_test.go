@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"herald/configs"
-	"herald/server"
-	"herald/tracing"
-	"herald/tracing/tracingtest"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/server"
+	"github.com/herald-gateway/herald/tracing"
+	"github.com/herald-gateway/herald/tracing/tracingtest"
 )
 
 // newTracedBenchServer starts an in-memory herald (metrics off) traced

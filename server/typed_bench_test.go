@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"herald/configs"
-	"herald/engine"
-	"herald/server"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/server"
 )
 
 // typedBenchDefs is a sensor reading typed by WIRE JSON (the codec of the

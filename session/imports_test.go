@@ -12,8 +12,8 @@ import (
 // sessions nor access control (go list -deps).
 func TestImportRules(t *testing.T) {
 	for pkg, banned := range map[string][]string{
-		"herald/session": {"github.com/coder/websocket", "herald/handlers", "herald/api"},
-		"herald/stream":  {"github.com/coder/websocket", "herald/handlers", "herald/api", "herald/session", "herald/auth"},
+		"github.com/herald-gateway/herald/session": {"github.com/coder/websocket", "github.com/herald-gateway/herald/handlers", "github.com/herald-gateway/herald/api"},
+		"github.com/herald-gateway/herald/stream":  {"github.com/coder/websocket", "github.com/herald-gateway/herald/handlers", "github.com/herald-gateway/herald/api", "github.com/herald-gateway/herald/session", "github.com/herald-gateway/herald/auth"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
 		if err != nil {

@@ -12,12 +12,12 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"go.opentelemetry.io/otel/trace"
 
-	"herald/auth"
-	"herald/configs"
-	"herald/engine"
-	"herald/notification"
-	"herald/stream"
-	"herald/tracing"
+	"github.com/herald-gateway/herald/auth"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/stream"
+	"github.com/herald-gateway/herald/tracing"
 )
 
 // This file is the producers of a session: credit, whole-batch

@@ -16,11 +16,11 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"herald/auth"
-	"herald/engine"
-	"herald/notification"
-	"herald/query"
-	"herald/tracing"
+	"github.com/herald-gateway/herald/auth"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/query"
+	"github.com/herald-gateway/herald/tracing"
 )
 
 // This file is what a session receives: the decoding of a frame into a

@@ -23,8 +23,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"herald/auth"
-	"herald/stream"
+	"github.com/herald-gateway/herald/auth"
+	"github.com/herald-gateway/herald/stream"
 )
 
 // This file is the session's lifetime and its outbound lanes (replies and

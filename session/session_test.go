@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"herald/auth"
-	"herald/configs"
-	"herald/engine"
-	"herald/notification"
-	"herald/session"
-	"herald/stream"
+	"github.com/herald-gateway/herald/auth"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/session"
+	"github.com/herald-gateway/herald/stream"
 )
 
 // These tests drive sessions through a fake transport: the protocol

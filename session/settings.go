@@ -9,10 +9,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"herald/auth"
-	"herald/engine"
-	"herald/notification"
-	"herald/stream"
+	"github.com/herald-gateway/herald/auth"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/stream"
 )
 
 // Defaults of a session's limits; the config file's defaults (the

@@ -8,8 +8,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"herald/notification"
-	"herald/query"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/query"
 )
 
 // execute runs one statement.

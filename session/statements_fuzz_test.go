@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"herald/configs"
-	"herald/notification"
-	"herald/query"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/query"
 )
 
 // statementFuzzConfig has an event type with a required field, as the

@@ -14,12 +14,12 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"herald/auth"
-	"herald/codec/jsonstr"
-	"herald/engine"
-	"herald/notification"
-	"herald/query"
-	"herald/stream"
+	"github.com/herald-gateway/herald/auth"
+	"github.com/herald-gateway/herald/codec/jsonstr"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/query"
+	"github.com/herald-gateway/herald/stream"
 )
 
 // Subscription states.

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"time"
 
-	"herald/engine"
-	"herald/stream"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/stream"
 )
 
 // Options are what a Sink needs of the request and of the server.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"herald/internal/testkit"
-	"herald/stream"
+	"github.com/herald-gateway/herald/internal/testkit"
+	"github.com/herald-gateway/herald/stream"
 )
 
 // TestClientGoneDuringHistoryIsNotAnError: a history read that fails

@@ -17,8 +17,8 @@ import (
 	"runtime"
 	"time"
 
-	"herald/api/httperr"
-	"herald/stream"
+	"github.com/herald-gateway/herald/api/httperr"
+	"github.com/herald-gateway/herald/stream"
 )
 
 // SSE event names (Aviso's Server-Sent Events, docs/api.md).

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
-	"herald/engine"
-	"herald/notification"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/notification"
 )
 
 // Batch is a stream's request for its records in containers: one frame

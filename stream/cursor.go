@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"herald/notification"
+	"github.com/herald-gateway/herald/notification"
 )
 
 // Cursors are a request's validated start and end points (Aviso's

@@ -3,8 +3,8 @@ package stream
 import (
 	"time"
 
-	"herald/engine"
-	"herald/notification"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/notification"
 )
 
 // This file is the one way from a watch or replay request to a stream:

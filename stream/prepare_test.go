@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"herald/configs"
-	"herald/notification"
-	"herald/stream"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/stream"
 )
 
 // prepareConfig has an event type with a required field, a spatial

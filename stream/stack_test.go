@@ -6,8 +6,8 @@ import (
 	"sync"
 	"testing"
 
-	"herald/engine"
-	"herald/stream"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/stream"
 )
 
 // grow makes the calling goroutine's stack grow to 8 kB, the size the

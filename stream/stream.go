@@ -28,9 +28,9 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"herald/engine"
-	"herald/notification"
-	"herald/tracing"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/tracing"
 )
 
 // Defaults of a stream's settings; the config file's defaults (package

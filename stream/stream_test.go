@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"herald/engine"
-	"herald/jetstream"
-	"herald/jetstream/jetstreamtest"
-	"herald/notification"
-	"herald/stream"
-	"herald/topic"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/jetstream"
+	"github.com/herald-gateway/herald/jetstream/jetstreamtest"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/stream"
+	"github.com/herald-gateway/herald/topic"
 )
 
 // wait bounds every wait on a condition; it is a deadline, never a delay.

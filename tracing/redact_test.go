@@ -11,7 +11,7 @@ import (
 
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 
-	"herald/tracing/tracingtest"
+	"github.com/herald-gateway/herald/tracing/tracingtest"
 )
 
 func TestSensitiveKey(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"herald/tracing/tracingtest"
+	"github.com/herald-gateway/herald/tracing/tracingtest"
 )
 
 // traceURL is the URL a tracing endpoint for c becomes.

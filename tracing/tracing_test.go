@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"herald/tracing/tracingtest"
+	"github.com/herald-gateway/herald/tracing/tracingtest"
 )
 
 // wait bounds every wait of these tests.

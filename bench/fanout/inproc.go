@@ -13,9 +13,9 @@ import (
 	"strconv"
 	"syscall"
 
-	"herald/configs"
-	"herald/engine"
-	"herald/server"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/server"
 )
 
 // serveHerald is the -cpuprofile variant of the herald side: herald

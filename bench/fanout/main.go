@@ -76,7 +76,7 @@ import (
 	"syscall"
 	"time"
 
-	"herald/bench/internal/benchproc"
+	"github.com/herald-gateway/herald/bench/internal/benchproc"
 )
 
 // params are the flags of a run.

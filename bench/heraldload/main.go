@@ -50,12 +50,12 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"herald/bench/internal/benchproc"
-	"herald/configs"
-	"herald/engine"
-	"herald/internal/logwriter"
-	herjs "herald/jetstream"
-	"herald/server"
+	"github.com/herald-gateway/herald/bench/internal/benchproc"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/internal/logwriter"
+	herjs "github.com/herald-gateway/herald/jetstream"
+	"github.com/herald-gateway/herald/server"
 )
 
 // flags of the tool.

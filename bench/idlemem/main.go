@@ -45,7 +45,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"herald/bench/internal/benchproc"
+	"github.com/herald-gateway/herald/bench/internal/benchproc"
 )
 
 func main() {

@@ -107,7 +107,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
-	"herald/bench/internal/benchproc"
+	"github.com/herald-gateway/herald/bench/internal/benchproc"
 )
 
 // params are the flags of a run.

@@ -14,8 +14,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
-	"herald/configs"
-	herald "herald/server"
+	"github.com/herald-gateway/herald/configs"
+	herald "github.com/herald-gateway/herald/server"
 )
 
 // serveNATS is the external server of -backend external: nats-server

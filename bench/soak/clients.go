@@ -16,7 +16,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"herald/bench/internal/benchproc"
+	"github.com/herald-gateway/herald/bench/internal/benchproc"
 )
 
 // sseFilter is one of the watch filters the SSE watchers take in turn:

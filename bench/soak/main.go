@@ -63,7 +63,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
-	"herald/bench/internal/benchproc"
+	"github.com/herald-gateway/herald/bench/internal/benchproc"
 )
 
 // params are the knobs of one soak.

@@ -21,7 +21,7 @@ func TestSoakSmoke(t *testing.T) {
 		t.Skip("builds the herald binary and runs a 6 s soak; run without -short")
 	}
 	bin := filepath.Join(t.TempDir(), "herald")
-	if out, err := exec.Command("go", "build", "-o", bin, "herald").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/herald-gateway/herald").CombinedOutput(); err != nil {
 		t.Fatalf("go build herald: %v\n%s", err, out)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -1,6 +1,6 @@
 // Package cli is herald's command-line client: the subcommands `herald
 // notify`, `watch`, `replay`, `schema` and `session`, which talk to a
-// running herald through its public API (package herald/client). It
+// running herald through its public API (package github.com/herald-gateway/herald/client). It
 // parses the arguments, prints what the server answers and maps the
 // outcome to an exit code:
 //
@@ -25,7 +25,7 @@ import (
 
 	"golang.org/x/term"
 
-	"herald/client"
+	"github.com/herald-gateway/herald/client"
 )
 
 // Exit codes.

@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"testing"
 
-	"herald/internal/testkit"
+	"github.com/herald-gateway/herald/internal/testkit"
 )
 
 // TestReplayGivesUpWhenTheServerIsGone: a replay whose connection is cut

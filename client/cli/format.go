@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"herald/client"
+	"github.com/herald-gateway/herald/client"
 )
 
 // payloadSummaryRunes bounds the payload part of a readable event line.

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"herald/configs"
-	"herald/internal/testkit"
-	"herald/server"
-	"herald/sse"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/internal/testkit"
+	"github.com/herald-gateway/herald/server"
+	"github.com/herald-gateway/herald/sse"
 )
 
 // testConfig is the config of the end-to-end tests; KIND is the

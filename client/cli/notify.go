@@ -12,7 +12,7 @@ import (
 	"net/url"
 	"os"
 
-	"herald/client"
+	"github.com/herald-gateway/herald/client"
 )
 
 const notifyUsage = `Usage: herald notify EVENT_TYPE KEY=VALUE... [--payload JSON | --payload-file FILE] [client flags]

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"herald/internal/testkit"
+	"github.com/herald-gateway/herald/internal/testkit"
 )
 
 // opened reports whether the server's answer on the latest connection

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"herald/internal/testkit"
+	"github.com/herald-gateway/herald/internal/testkit"
 )
 
 // allEvents is what `watch --output json` must have printed: every

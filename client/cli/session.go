@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"strings"
 
-	"herald/client"
+	"github.com/herald-gateway/herald/client"
 )
 
 const sessionUsage = `Usage: herald session [client flags]

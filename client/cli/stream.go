@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"herald/client"
+	"github.com/herald-gateway/herald/client"
 )
 
 const watchUsage = `Usage: herald watch EVENT_TYPE [FILTER...] [--from SEQ | --from-date DATE] [--where PREDICATE] [--format CODEC] [--output text|json] [client flags]

@@ -21,7 +21,7 @@ import (
 	"fmt"
 	"strings"
 
-	"herald/codec/types"
+	"github.com/herald-gateway/herald/codec/types"
 )
 
 // Field is the binding of one field.

@@ -3,7 +3,7 @@ package bind
 import (
 	"testing"
 
-	"herald/codec/types"
+	"github.com/herald-gateway/herald/codec/types"
 )
 
 func TestCompile(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"herald/codec/types"
+	"github.com/herald-gateway/herald/codec/types"
 )
 
 // The SYSLOG field contract (docs/codecs.md): the fields a target schema

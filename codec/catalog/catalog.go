@@ -19,13 +19,13 @@ import (
 	"fmt"
 	"sort"
 
-	"herald/codec/bind"
-	"herald/codec/ddl"
-	"herald/codec/evolve"
-	"herald/codec/jaq/program"
-	"herald/codec/protobuf"
-	"herald/codec/resource"
-	"herald/codec/types"
+	"github.com/herald-gateway/herald/codec/bind"
+	"github.com/herald-gateway/herald/codec/ddl"
+	"github.com/herald-gateway/herald/codec/evolve"
+	"github.com/herald-gateway/herald/codec/jaq/program"
+	"github.com/herald-gateway/herald/codec/protobuf"
+	"github.com/herald-gateway/herald/codec/resource"
+	"github.com/herald-gateway/herald/codec/types"
 )
 
 // Key identifies an entity: its kind, its wire format (wire schemas only)

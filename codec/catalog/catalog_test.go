@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"herald/codec/ddl"
-	"herald/codec/types"
+	"github.com/herald-gateway/herald/codec/ddl"
+	"github.com/herald-gateway/herald/codec/types"
 )
 
 const base = `

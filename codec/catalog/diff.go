@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"herald/codec/ddl"
-	"herald/codec/evolve"
-	"herald/codec/types"
+	"github.com/herald-gateway/herald/codec/ddl"
+	"github.com/herald-gateway/herald/codec/evolve"
+	"github.com/herald-gateway/herald/codec/types"
 )
 
 // ChangeKind says how an entity differs between two catalogs.

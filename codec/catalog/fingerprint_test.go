@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"herald/codec/ddl"
-	"herald/codec/resource"
-	"herald/codec/types"
+	"github.com/herald-gateway/herald/codec/ddl"
+	"github.com/herald-gateway/herald/codec/resource"
+	"github.com/herald-gateway/herald/codec/types"
 )
 
 // The schema-evolution rule these tests check: a schema id is a

@@ -3,7 +3,7 @@ package catalog
 import (
 	"testing"
 
-	"herald/codec/resource"
+	"github.com/herald-gateway/herald/codec/resource"
 )
 
 // TestProtobufVerdictByFieldNumber checks the schema-evolution rule "A

@@ -19,14 +19,14 @@ import (
 	"strings"
 	"time"
 
-	"herald/codec"
-	"herald/codec/catalog"
-	"herald/codec/ddl"
-	"herald/codec/resource"
-	"herald/codec/types"
-	"herald/codec/values"
-	wjson "herald/codec/wire/json"
-	"herald/codec/workers"
+	"github.com/herald-gateway/herald/codec"
+	"github.com/herald-gateway/herald/codec/catalog"
+	"github.com/herald-gateway/herald/codec/ddl"
+	"github.com/herald-gateway/herald/codec/resource"
+	"github.com/herald-gateway/herald/codec/types"
+	"github.com/herald-gateway/herald/codec/values"
+	wjson "github.com/herald-gateway/herald/codec/wire/json"
+	"github.com/herald-gateway/herald/codec/workers"
 )
 
 // Usage is the text `herald codec --help` prints.

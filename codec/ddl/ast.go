@@ -3,7 +3,7 @@ package ddl
 import (
 	"strings"
 
-	"herald/codec/types"
+	"github.com/herald-gateway/herald/codec/types"
 )
 
 // Kind is the kind of a named entity.

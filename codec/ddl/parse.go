@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"herald/codec/types"
+	"github.com/herald-gateway/herald/codec/types"
 )
 
 // Parse parses statements separated by ';' (the last one may omit it).

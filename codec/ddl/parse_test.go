@@ -3,7 +3,7 @@ package ddl
 import (
 	"testing"
 
-	"herald/codec/types"
+	"github.com/herald-gateway/herald/codec/types"
 )
 
 func TestParseErrors(t *testing.T) {

@@ -21,7 +21,7 @@ import (
 	"fmt"
 	"strings"
 
-	"herald/codec/types"
+	"github.com/herald-gateway/herald/codec/types"
 )
 
 // Direction says which readers a break affects.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"herald/codec/types"
+	"github.com/herald-gateway/herald/codec/types"
 )
 
 func wire(f types.Format, mode types.Mode, fields ...types.WireField) *types.WireSchema {

@@ -27,14 +27,14 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"herald/codec/jaq/formats"
-	"herald/codec/jaq/passthrough"
-	"herald/codec/jaq/program"
-	"herald/codec/jaq/rowview"
-	"herald/codec/rows"
-	"herald/codec/types"
-	"herald/codec/values"
-	"herald/codec/workers"
+	"github.com/herald-gateway/herald/codec/jaq/formats"
+	"github.com/herald-gateway/herald/codec/jaq/passthrough"
+	"github.com/herald-gateway/herald/codec/jaq/program"
+	"github.com/herald-gateway/herald/codec/jaq/rowview"
+	"github.com/herald-gateway/herald/codec/rows"
+	"github.com/herald-gateway/herald/codec/types"
+	"github.com/herald-gateway/herald/codec/values"
+	"github.com/herald-gateway/herald/codec/workers"
 )
 
 // MaxMessages is the unfolding limit: the most messages one payload may

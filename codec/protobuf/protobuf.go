@@ -31,11 +31,11 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
 
-	"herald/codec/jaq/formats"
-	"herald/codec/jaq/rowview"
-	"herald/codec/resource"
-	"herald/codec/types"
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec/jaq/formats"
+	"github.com/herald-gateway/herald/codec/jaq/rowview"
+	"github.com/herald-gateway/herald/codec/resource"
+	"github.com/herald-gateway/herald/codec/types"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 // Clause names the part of a CREATE CODEC statement a build error belongs

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"herald/codec/jaq/formats"
-	"herald/codec/resource"
-	"herald/codec/types"
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec/jaq/formats"
+	"github.com/herald-gateway/herald/codec/resource"
+	"github.com/herald-gateway/herald/codec/types"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 const testProto = `syntax = "proto3";

@@ -6,7 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 // Scalars converts the scalar values of a batch's rows into one value

@@ -10,7 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 // tagged converts every scalar into a string naming its kind, refuses U64

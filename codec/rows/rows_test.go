@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"herald/codec/types"
+	"github.com/herald-gateway/herald/codec/types"
 )
 
 func schema() *types.Schema {

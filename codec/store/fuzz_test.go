@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"herald/codec/rows"
-	"herald/codec/store"
-	wjson "herald/codec/wire/json"
+	"github.com/herald-gateway/herald/codec/rows"
+	"github.com/herald-gateway/herald/codec/store"
+	wjson "github.com/herald-gateway/herald/codec/wire/json"
 )
 
 const fuzzSchema = `CREATE SCHEMA s (x U64 OPTIONAL, i I64 OPTIONAL, f F32 OPTIONAL, d F64 OPTIONAL, b BOOL OPTIONAL,

@@ -7,12 +7,12 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"herald/codec/catalog"
-	"herald/codec/rows"
-	"herald/codec/store"
-	"herald/codec/types"
-	"herald/codec/values"
-	wjson "herald/codec/wire/json"
+	"github.com/herald-gateway/herald/codec/catalog"
+	"github.com/herald-gateway/herald/codec/rows"
+	"github.com/herald-gateway/herald/codec/store"
+	"github.com/herald-gateway/herald/codec/types"
+	"github.com/herald-gateway/herald/codec/values"
+	wjson "github.com/herald-gateway/herald/codec/wire/json"
 )
 
 func schema(t testing.TB, def string) *types.Schema {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"unsafe"
 
-	"herald/codec/types"
+	"github.com/herald-gateway/herald/codec/types"
 )
 
 // Int range limits per integer kind.

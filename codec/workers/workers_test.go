@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"herald/internal/testkit"
+	"github.com/herald-gateway/herald/internal/testkit"
 )
 
 func TestPool(t *testing.T) {

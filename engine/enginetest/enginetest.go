@@ -21,10 +21,10 @@ import (
 	"testing"
 	"time"
 
-	"herald/engine"
-	"herald/geo"
-	"herald/notification"
-	"herald/topic"
+	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/geo"
+	"github.com/herald-gateway/herald/notification"
+	"github.com/herald-gateway/herald/topic"
 )
 
 // Requirements on the engines the suite runs against. Each engine passed

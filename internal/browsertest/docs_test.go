@@ -15,12 +15,12 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
-	"herald/configs"
-	"herald/internal/browsertest"
-	"herald/internal/testkit"
-	"herald/openapi"
-	"herald/server"
-	"herald/sse"
+	"github.com/herald-gateway/herald/configs"
+	"github.com/herald-gateway/herald/internal/browsertest"
+	"github.com/herald-gateway/herald/internal/testkit"
+	"github.com/herald-gateway/herald/openapi"
+	"github.com/herald-gateway/herald/server"
+	"github.com/herald-gateway/herald/sse"
 )
 
 // startHerald runs herald on a loopback port with the shipped default

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"herald/internal/testkit"
+	"github.com/herald-gateway/herald/internal/testkit"
 )
 
 // safeBuffer is a bytes.Buffer for concurrent use that counts the Write

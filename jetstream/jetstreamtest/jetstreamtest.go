@@ -19,7 +19,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
-	"herald/jetstream"
+	"github.com/herald-gateway/herald/jetstream"
 )
 
 // Open starts an embedded JetStream engine in t.TempDir() with the given

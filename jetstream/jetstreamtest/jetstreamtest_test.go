@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"herald/internal/testkit"
-	"herald/jetstream"
-	"herald/notification"
+	"github.com/herald-gateway/herald/internal/testkit"
+	"github.com/herald-gateway/herald/jetstream"
+	"github.com/herald-gateway/herald/notification"
 )
 
 func TestOpen(t *testing.T) {

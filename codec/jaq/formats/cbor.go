@@ -15,8 +15,8 @@ import (
 
 	fx "github.com/fxamacker/cbor/v2"
 
-	"herald/codec/internal/cborhead"
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec/internal/cborhead"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 // cborFormat is JAQ-native CBOR: a payload holds consecutive data items

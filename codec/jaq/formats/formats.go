@@ -23,8 +23,8 @@ import (
 	"sort"
 	"strconv"
 
-	"herald/codec/types"
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec/types"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 // MaxDepth bounds the nesting of arrays and objects a reader builds or a

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"herald/codec/types"
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec/types"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 // dump renders a value of the gojq model canonically: integers exactly,

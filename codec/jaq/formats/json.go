@@ -10,8 +10,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"herald/codec/jsonstr"
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec/jsonstr"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 // jsonFormat is JAQ-native JSON: a payload holds whitespace-separated

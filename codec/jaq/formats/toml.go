@@ -12,8 +12,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"herald/codec/jsonstr"
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec/jsonstr"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 // tomlFormat is JAQ-native TOML: a payload is exactly one document, always

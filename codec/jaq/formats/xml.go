@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 // xmlFormat is JAQ-native XML in jaq's lossless mapping: an element is

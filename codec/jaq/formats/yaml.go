@@ -13,7 +13,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 // yamlFormat is JAQ-native YAML: a payload holds one value per document

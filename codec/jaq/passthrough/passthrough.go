@@ -25,11 +25,11 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"herald/codec/jaq/formats"
-	"herald/codec/jaq/rowview"
-	"herald/codec/rows"
-	"herald/codec/types"
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec/jaq/formats"
+	"github.com/herald-gateway/herald/codec/jaq/rowview"
+	"github.com/herald-gateway/herald/codec/rows"
+	"github.com/herald-gateway/herald/codec/types"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 // Handler receives what Decode does not decide itself.

@@ -23,9 +23,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"herald/codec/rows"
-	"herald/codec/types"
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec/rows"
+	"github.com/herald-gateway/herald/codec/types"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 // AppendFloat appends the text of a finite float as JAQ writes it: the

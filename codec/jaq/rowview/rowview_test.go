@@ -7,9 +7,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"herald/codec/rows"
-	"herald/codec/types"
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec/rows"
+	"github.com/herald-gateway/herald/codec/types"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 func TestRowAndTarget(t *testing.T) {

@@ -25,10 +25,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/linkedin/goavro/v2"
 
-	"herald/codec/bind"
-	"herald/codec/rows"
-	"herald/codec/types"
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec/bind"
+	"github.com/herald-gateway/herald/codec/rows"
+	"github.com/herald-gateway/herald/codec/types"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 // itemType returns the Avro type of an ARRAY/VEC element of internal type

@@ -8,8 +8,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"herald/codec/rows"
-	wjson "herald/codec/wire/json"
+	"github.com/herald-gateway/herald/codec/rows"
+	wjson "github.com/herald-gateway/herald/codec/wire/json"
 )
 
 const testDefs = `CREATE SCHEMA s (n I16, v VEC<ARRAY<U8, 2>>, t DATETIME OPTIONAL, s STRING OPTIONAL);

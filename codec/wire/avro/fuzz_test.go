@@ -7,10 +7,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"herald/codec/bind"
-	"herald/codec/catalog"
-	"herald/codec/rows"
-	wjson "herald/codec/wire/json"
+	"github.com/herald-gateway/herald/codec/bind"
+	"github.com/herald-gateway/herald/codec/catalog"
+	"github.com/herald-gateway/herald/codec/rows"
+	wjson "github.com/herald-gateway/herald/codec/wire/json"
 )
 
 func plan(t testing.TB, defs string) *bind.Plan {

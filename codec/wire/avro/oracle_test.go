@@ -6,10 +6,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"herald/codec/bind"
-	"herald/codec/rows"
-	"herald/codec/types"
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec/bind"
+	"github.com/herald-gateway/herald/codec/rows"
+	"github.com/herald-gateway/herald/codec/types"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 func oracleShapes(p *bind.Plan) []*oShape {

@@ -24,10 +24,10 @@ import (
 
 	fx "github.com/fxamacker/cbor/v2"
 
-	"herald/codec/bind"
-	"herald/codec/rows"
-	"herald/codec/types"
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec/bind"
+	"github.com/herald-gateway/herald/codec/rows"
+	"github.com/herald-gateway/herald/codec/types"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 type dfield struct {

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"herald/codec/rows"
-	"herald/codec/types"
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec/rows"
+	"github.com/herald-gateway/herald/codec/types"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 // The direct walk: one pass over the payload that appends straight into

@@ -7,8 +7,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"herald/codec/rows"
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec/rows"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 // TestForgedCounts: a declared length far beyond the bytes that follow is

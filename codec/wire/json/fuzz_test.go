@@ -7,7 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"herald/codec/rows"
+	"github.com/herald-gateway/herald/codec/rows"
 )
 
 const fuzzDefs = `CREATE SCHEMA s (u U64 OPTIONAL, i I8 OPTIONAL, f F32 OPTIONAL, d F64 OPTIONAL, b BOOL OPTIONAL,

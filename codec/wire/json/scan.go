@@ -3,7 +3,7 @@ package json
 import (
 	"unicode/utf8"
 
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 // scanner is a strict RFC 8259 reader over one payload: invalid UTF-8, raw

@@ -1,10 +1,10 @@
 package json
 
 import (
-	"herald/codec/bind"
-	"herald/codec/store"
-	"herald/codec/types"
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec/bind"
+	"github.com/herald-gateway/herald/codec/store"
+	"github.com/herald-gateway/herald/codec/types"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 // storedRow is the state of DecodeStored: the values of the row being

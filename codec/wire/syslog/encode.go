@@ -8,9 +8,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"herald/codec/bind"
-	"herald/codec/jsonstr"
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec/bind"
+	"github.com/herald-gateway/herald/codec/jsonstr"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 // EncodeError returns why a plan cannot encode (the schema lacks

@@ -17,9 +17,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"herald/codec/bind"
-	"herald/codec/rows"
-	"herald/codec/values"
+	"github.com/herald-gateway/herald/codec/bind"
+	"github.com/herald-gateway/herald/codec/rows"
+	"github.com/herald-gateway/herald/codec/values"
 )
 
 // Header field limits of RFC 5424.
