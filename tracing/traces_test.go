@@ -235,3 +235,24 @@ func TestTracesQueueBound(t *testing.T) {
 	release()
 	c.WaitSpans(t, wait, "the held and the queued spans", func(s []tracingtest.Span) bool { return len(s) == 8 })
 }
+
+// TestTracesDiscardCollector: the spans exported to a discarding
+// collector (the benchmarks') are counted, all of them, and none kept.
+func TestTracesDiscardCollector(t *testing.T) {
+	c := tracingtest.StartDiscard(t)
+	tel := newTraced(t, ProtocolHTTP, traceURL(c), 1, 0)
+	tr := tel.Tracer()
+	for range 5 {
+		ctx, pub := tr.StartPublish(context.Background(), "mars", 1)
+		_, store := tr.StartStore(ctx, "in_memory", "mars", 1, false)
+		End(store, nil)
+		End(pub, nil)
+	}
+	if err := tel.ForceFlush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitSpanCount(t, wait, 10)
+	if n, kept := c.SpanCount(), len(c.Spans()); n != 10 || kept != 0 || tel.TraceSpansExported() != 10 {
+		t.Fatalf("counted %d, kept %d, exported %d; want 10, 0, 10", n, kept, tel.TraceSpansExported())
+	}
+}
