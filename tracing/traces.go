@@ -8,7 +8,6 @@ import (
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -51,7 +50,7 @@ func newTracer(ctx context.Context, t *Telemetry, e TraceExport, opts Options) e
 		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(e.SampleRatio))),
 		sdktrace.WithSpanProcessor(q),
 	)
-	t.tracer = &Tracer{t: t.traces.Tracer(scopeName, trace.WithInstrumentationVersion(opts.Version)), prop: propagation.TraceContext{}}
+	t.tracer = newTracerOf(t.traces.Tracer(scopeName, trace.WithInstrumentationVersion(opts.Version)))
 	return nil
 }
 

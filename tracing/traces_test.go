@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -53,8 +54,7 @@ func TestTracesExport(t *testing.T) {
 			tp, ts := tr.Format(ctx)
 			_, store := tr.StartStore(ctx, "in_memory", "mars", 1, false)
 			End(store, nil)
-			Published(pub, "mars@7", nil)
-			End(pub, nil)
+			pub.Done("mars@7", nil)
 			if ts != "vendor=x" || len(tp) != 55 || tp[3:35] != "0af7651916cd43dd8448eb211c80319c" || tp[53:] != "01" {
 				t.Fatalf("Format = %q, %q; want the publisher's trace id, sampled, and its tracestate", tp, ts)
 			}
@@ -254,5 +254,46 @@ func TestTracesDiscardCollector(t *testing.T) {
 	c.WaitSpanCount(t, wait, 10)
 	if n, kept := c.SpanCount(), len(c.Spans()); n != 10 || kept != 0 || tel.TraceSpansExported() != 10 {
 		t.Fatalf("counted %d, kept %d, exported %d; want 10, 0, 10", n, kept, tel.TraceSpansExported())
+	}
+}
+
+// TestTracesPublishOutcome: a publish span ended by Done with an error
+// has the error status and the messaging attributes but no message id;
+// one ended by End has the messaging attributes alone; both are named
+// by their event type.
+func TestTracesPublishOutcome(t *testing.T) {
+	c := tracingtest.StartGRPC(t)
+	tel := newTraced(t, ProtocolGRPC, traceURL(c), 1, 0)
+	tr := tel.Tracer()
+	_, failed := tr.StartPublish(context.Background(), "mars", 9)
+	failed.Done("", errors.New("backend down"))
+	_, ended := tr.StartPublish(context.Background(), "mars", 9)
+	ended.End()
+	spans := c.WaitSpans(t, wait, "two publish spans", func(s []tracingtest.Span) bool { return len(s) == 2 })
+	want := map[string]any{"messaging.system": "herald", "messaging.operation.name": "publish", "messaging.operation.type": "send",
+		"messaging.destination.name": "mars", "messaging.message.body.size": int64(9)}
+	for i, s := range spans {
+		if s.Name != "publish mars" || !reflect.DeepEqual(s.Attributes, want) || s.StatusCode != [2]int32{2, 0}[i] {
+			t.Errorf("span %d: %s status %d attributes %v\nwant publish mars, status %d, %v", i, s.Name, s.StatusCode, s.Attributes, [2]int32{2, 0}[i], want)
+		}
+	}
+}
+
+// TestTracerNames: span names are "<op> <subject>", the same string each
+// time, and a Tracer keeps at most maxNames of them (the others are
+// built each time, still right).
+func TestTracerNames(t *testing.T) {
+	tr := newTracerOf(nil)
+	for i := range maxNames + 10 {
+		s := strconv.Itoa(i)
+		if got := tr.name("publish", s); got != "publish "+s {
+			t.Fatalf("name(publish, %s) = %q", s, got)
+		}
+	}
+	if n := len(*tr.names.Load()); n != maxNames {
+		t.Fatalf("%d names kept, want %d", n, maxNames)
+	}
+	if a, b := tr.name("store", "mars"), tr.name("store", "mars"); a != "store mars" || b != a {
+		t.Fatalf("name(store, mars) = %q then %q", a, b)
 	}
 }
