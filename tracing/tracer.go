@@ -134,11 +134,49 @@ func noSpan() trace.Span { return trace.SpanFromContext(context.Background()) }
 // traceparent and tracestate headers; ctx unchanged when there is none
 // (or it is malformed: the trace then starts here) or tracing is off.
 func (t *Tracer) Extract(ctx context.Context, h http.Header) context.Context {
-	if t == nil || h.Get(TraceParent) == "" {
+	if t == nil || first(h[canonicalTraceParent]) == "" {
 		return ctx
 	}
-	return t.prop.Extract(ctx, propagation.HeaderCarrier(h))
+	return t.prop.Extract(ctx, headerFields(h))
 }
+
+// The W3C headers' keys in an http.Header (canonical MIME keys).
+const (
+	canonicalTraceParent = "Traceparent"
+	canonicalTraceState  = "Tracestate"
+)
+
+// first is the first of vs, "" when there is none.
+func first(vs []string) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[0]
+}
+
+// headerFields is the text map carrier of the traceparent and
+// tracestate headers of an http.Header, as propagation.HeaderCarrier
+// (the first value of each) but reading them by their canonical keys:
+// HeaderCarrier canonicalises the propagator's lower-case names on
+// every read, an allocation each.
+type headerFields http.Header
+
+// Get implements propagation.TextMapCarrier.
+func (h headerFields) Get(key string) string {
+	switch key {
+	case TraceParent:
+		return first(h[canonicalTraceParent])
+	case TraceState:
+		return first(h[canonicalTraceState])
+	}
+	return http.Header(h).Get(key)
+}
+
+// Set implements propagation.TextMapCarrier (read only: nothing).
+func (headerFields) Set(string, string) {}
+
+// Keys implements propagation.TextMapCarrier.
+func (headerFields) Keys() []string { return []string{TraceParent, TraceState} }
 
 // ExtractFields is Extract from the two values, as a session's notify
 // frame carries them.

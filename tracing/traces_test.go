@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"herald/tracing/tracingtest"
 )
 
@@ -295,5 +297,25 @@ func TestTracerNames(t *testing.T) {
 	}
 	if a, b := tr.name("store", "mars"), tr.name("store", "mars"); a != "store mars" || b != a {
 		t.Fatalf("name(store, mars) = %q then %q", a, b)
+	}
+}
+
+// TestTracesExtractHeaders: the traceparent and tracestate headers of a
+// request (the first of each) are the context of the spans started in
+// it; a request without traceparent has none, even with a tracestate.
+func TestTracesExtractHeaders(t *testing.T) {
+	tel := newTraced(t, ProtocolGRPC, "http://127.0.0.1:1", 1, 0)
+	tr := tel.Tracer()
+	h := http.Header{}
+	h.Set("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+	h.Add("tracestate", "vendor=x,other=y")
+	h.Add("tracestate", "ignored=z")
+	sc := trace.SpanContextFromContext(tr.Extract(context.Background(), h))
+	if got := FormatTraceParent(sc); got != "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" || sc.TraceState().String() != "vendor=x,other=y" || !sc.IsRemote() {
+		t.Fatalf("extracted %s %q remote %v", got, sc.TraceState().String(), sc.IsRemote())
+	}
+	h.Del("traceparent")
+	if sc := trace.SpanContextFromContext(tr.Extract(context.Background(), h)); sc.IsValid() {
+		t.Fatalf("extracted %v without a traceparent", sc)
 	}
 }
