@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -112,10 +113,15 @@ func (t *tracingBench) notify(i int) error {
 }
 
 // phase posts n notifies to herald i from conc clients at once (n/conc
-// each, one after the other) and returns how long they took.
-func (t *tracingBench) phase(i, conc, n int) (time.Duration, error) {
+// each, one after the other) and returns how long they took and the CPU
+// time the process used meanwhile.
+func (t *tracingBench) phase(i, conc, n int) (wall, cpu time.Duration, err error) {
 	var wg sync.WaitGroup
 	errs := make([]error, conc)
+	cpu0, err := processCPU()
+	if err != nil {
+		return 0, 0, err
+	}
 	start := time.Now()
 	for w := range conc {
 		wg.Go(func() {
@@ -128,7 +134,18 @@ func (t *tracingBench) phase(i, conc, n int) (time.Duration, error) {
 		})
 	}
 	wg.Wait()
-	return time.Since(start), errors.Join(errs...)
+	wall = time.Since(start)
+	cpu1, err := processCPU()
+	return wall, cpu1 - cpu0, errors.Join(append(errs, err)...)
+}
+
+// processCPU is the CPU time (user and system) the process has used.
+func processCPU() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage: %w", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }
 
 // median returns the median of ds, in nanoseconds.
@@ -149,15 +166,21 @@ func median(ds []time.Duration) float64 {
 // decoding or keeping them, so that what the traced herald pays is its
 // own work (recording, converting to protobuf, sending).
 //
-// Each iteration is a phase of 32 notifies per client on each herald,
-// one after the other (which goes first alternates), so that the
-// machine's load weighs on both alike. It reports the median phase time
-// per notify of each (off-ns/op, on-ns/op: the inverse of throughput,
-// medians so that the stalls of a shared machine do not count), their
-// ratio on/off-throughput (the traced herald's notifies per second
-// against the untraced one's: 1 means no cost, 0.9 keeps 90 %), the
-// spans exported per traced notify (3 when none is dropped) and the
-// spans dropped because the export queue was full.
+// Each iteration is a phase of 256 notifies (32 per client from 16
+// clients: 512) on each herald, one after the other (which goes first
+// alternates), so that the machine's load weighs on both alike; a
+// traced phase ends at least 768 spans, so its exports (a batch per 512
+// spans) run within it. It reports the median phase time per notify of
+// each (off-ns/op, on-ns/op: the inverse of throughput, medians so that
+// the stalls of a shared machine do not count), their ratio
+// on/off-throughput (the traced herald's notifies per second against
+// the untraced one's: 1 means no cost, 0.9 keeps 90 %), the ratio of
+// the process's CPU time in the phases (on/off-cpu: untraced over
+// traced, medians, the clients' share included; what the throughput
+// ratio becomes where the CPU is the limit, and less sensitive to the
+// load of other processes), the spans exported per traced notify (3
+// when none is dropped) and the spans dropped because the export queue
+// was full.
 //
 // memory-inprocess is the in-memory engine without HTTP: the router
 // serving one notify at a time in process (httptest), alternately on
@@ -177,22 +200,22 @@ func BenchmarkNotifyTracing(b *testing.B) {
 // benchTracingHTTP is a loopback variant of BenchmarkNotifyTracing.
 func benchTracingHTTP(b *testing.B, backend string, conc int) {
 	t := newTracingBench(b, backend, conc)
-	n := 32 * conc
+	n := max(256, 32*conc)
 	for i := range 2 { // open the connections
-		if _, err := t.phase(i, conc, conc); err != nil {
+		if _, _, err := t.phase(i, conc, conc); err != nil {
 			b.Fatal(err)
 		}
 	}
-	var spent [2][]time.Duration
+	var spent, cpu [2][]time.Duration
 	traced := 0
 	round := 0
 	for b.Loop() {
 		for _, i := range [2][2]int{{0, 1}, {1, 0}}[round%2] {
-			d, err := t.phase(i, conc, n)
+			d, c, err := t.phase(i, conc, n)
 			if err != nil {
 				b.Fatal(err)
 			}
-			spent[i] = append(spent[i], d)
+			spent[i], cpu[i] = append(spent[i], d), append(cpu[i], c)
 		}
 		traced += n
 		round++
@@ -202,6 +225,7 @@ func benchTracingHTTP(b *testing.B, backend string, conc int) {
 	b.ReportMetric(off, "off-ns/op")
 	b.ReportMetric(on, "on-ns/op")
 	b.ReportMetric(off/on, "on/off-throughput")
+	b.ReportMetric(median(cpu[0])/median(cpu[1]), "on/off-cpu")
 	t.report(b, traced+conc)
 }
 
@@ -260,7 +284,7 @@ func TestNotifyTracingBench(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			b := newTracingBench(t, backend, 4)
 			for i := range 2 {
-				if _, err := b.phase(i, 4, 8); err != nil {
+				if _, _, err := b.phase(i, 4, 8); err != nil {
 					t.Fatal(err)
 				}
 			}
