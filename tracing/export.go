@@ -249,6 +249,7 @@ func (c *converter) convert(spans []sdktrace.ReadOnlySpan) []*tracepb.ResourceSp
 // so that the last batch is not kept alive until the next.
 func (c *converter) release() {
 	clear(c.spans)
+	clear(c.statuses)
 	clear(c.links)
 	clear(c.events)
 	clear(c.kvs)
