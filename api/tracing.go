@@ -25,6 +25,7 @@ func Tracing(tr *tracing.Tracer) func(http.Handler) http.Handler {
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx, span := tr.StartServer(r)
+			path := r.URL.Path
 			sw := &statusWriter{ResponseWriter: w}
 			defer func() {
 				route := ""
@@ -35,7 +36,7 @@ func Tracing(tr *tracing.Tracer) func(http.Handler) http.Handler {
 				if status == 0 {
 					status = http.StatusOK
 				}
-				tracing.Served(span, r.Method, route, status)
+				tr.Served(span, r.Method, path, route, status)
 				span.End()
 			}()
 			next.ServeHTTP(sw, r.WithContext(ctx))

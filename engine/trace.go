@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/herald-gateway/herald/notification"
 	"github.com/herald-gateway/herald/tracing"
 )
@@ -31,11 +29,11 @@ type Tracing struct {
 // request's, or the publisher's remote context), and stamps n with the
 // span's trace context. bodySize is the size of n's part of the request.
 // End the span with Done.
-func (t Tracing) Start(ctx context.Context, n *notification.Notification, bodySize int) (context.Context, trace.Span) {
-	if t.Tracer == nil {
-		return ctx, trace.SpanFromContext(context.Background())
-	}
+func (t Tracing) Start(ctx context.Context, n *notification.Notification, bodySize int) (context.Context, tracing.Publish) {
 	ctx, span := t.Tracer.StartPublish(ctx, n.EventType, bodySize)
+	if t.Tracer == nil {
+		return ctx, span
+	}
 	n.TraceParent, n.TraceState = t.Tracer.Format(ctx)
 	return ctx, span
 }
@@ -87,7 +85,7 @@ func (t Tracing) PublishAll(ctx context.Context, p Publisher, ns []*notification
 // Done ends the publish span of a notification of eventType: stored
 // under seq (its id, <event_type>@<seq>, is the span's message id), or
 // not stored because of err.
-func (t Tracing) Done(span trace.Span, eventType string, seq uint64, err error) {
+func (t Tracing) Done(span tracing.Publish, eventType string, seq uint64, err error) {
 	if t.Tracer == nil {
 		return
 	}
@@ -95,8 +93,7 @@ func (t Tracing) Done(span trace.Span, eventType string, seq uint64, err error) 
 	if err == nil {
 		id = eventType + "@" + strconv.FormatUint(seq, 10)
 	}
-	tracing.Published(span, id, err)
-	span.End()
+	span.Done(id, err)
 }
 
 // PublishEach stores ns in order with p (PublishAll) and traces each: a
@@ -107,7 +104,7 @@ func (t Tracing) PublishEach(ctx context.Context, p Publisher, ns []*notificatio
 	if t.Tracer == nil {
 		return PublishAll(ctx, p, ns)
 	}
-	spans := make([]trace.Span, len(ns))
+	spans := make([]tracing.Publish, len(ns))
 	for i, n := range ns {
 		_, spans[i] = t.Start(ctx, n, size(i))
 	}

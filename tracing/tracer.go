@@ -3,6 +3,8 @@ package tracing
 import (
 	"context"
 	"net/http"
+	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -36,9 +38,90 @@ const (
 // context. A nil *Tracer (tracing off) records nothing, extracts nothing
 // and formats no trace context: every method is safe to call on it and
 // then costs next to nothing.
+//
+// A notify's spans cost what the SDK needs and no more: span names are
+// built once per event type, stream and route (names), the start
+// options once per kind, and attributes reach each span in one
+// SetAttributes call of exactly their number (set), most of them when
+// the span ends, so that its attribute slice is allocated once.
 type Tracer struct {
 	t    trace.Tracer
 	prop propagation.TraceContext
+
+	// Start options per span kind.
+	server, producer, internal, client, consumer []trace.SpanStartOption
+
+	names   atomic.Pointer[map[nameKey]string] // copy on write, at most maxNames
+	namesMu sync.Mutex                         // serialises the writers of names
+	bufs    sync.Pool                          // *attrBuf
+}
+
+// newTracerOf returns the Tracer recording with t.
+func newTracerOf(t trace.Tracer) *Tracer {
+	kind := func(k trace.SpanKind, more ...trace.SpanStartOption) []trace.SpanStartOption {
+		return append([]trace.SpanStartOption{trace.WithSpanKind(k)}, more...)
+	}
+	return &Tracer{t: t,
+		server: kind(trace.SpanKindServer), producer: kind(trace.SpanKindProducer), internal: kind(trace.SpanKindInternal),
+		client: kind(trace.SpanKindClient), consumer: kind(trace.SpanKindConsumer, trace.WithNewRoot())}
+}
+
+// maxNames bounds the span names a Tracer keeps; those past it are built
+// each time. herald's names come from its configuration (event types,
+// streams, routes), far fewer.
+const maxNames = 1024
+
+// nameKey is a span name: "<op> <subject>".
+type nameKey struct{ op, subject string }
+
+// name returns the span name "<op> <subject>", built once.
+func (t *Tracer) name(op, subject string) string {
+	k := nameKey{op, subject}
+	m := t.names.Load()
+	if m != nil {
+		if n, ok := (*m)[k]; ok {
+			return n
+		}
+	}
+	n := op + " " + subject
+	t.namesMu.Lock()
+	defer t.namesMu.Unlock()
+	m = t.names.Load()
+	if m != nil && len(*m) >= maxNames {
+		return n
+	}
+	next := make(map[nameKey]string, 1+len(ptrMap(m)))
+	for k, v := range ptrMap(m) {
+		next[k] = v
+	}
+	next[k] = n
+	t.names.Store(&next)
+	return n
+}
+
+// ptrMap is *m, nil for a nil m.
+func ptrMap(m *map[nameKey]string) map[nameKey]string {
+	if m == nil {
+		return nil
+	}
+	return *m
+}
+
+// attrBuf holds the attributes of one SetAttributes call: passed from a
+// pooled buffer, they are not allocated for the call (the SDK copies
+// them into the span).
+type attrBuf [8]attribute.KeyValue
+
+// set sets kvs (at most 8) on span in one call.
+func (t *Tracer) set(span trace.Span, kvs ...attribute.KeyValue) {
+	b, _ := t.bufs.Get().(*attrBuf)
+	if b == nil {
+		b = new(attrBuf)
+	}
+	n := copy(b[:], kvs)
+	span.SetAttributes(b[:n]...)
+	clear(b[:n])
+	t.bufs.Put(b)
 }
 
 // On reports whether tracing is on.
@@ -51,11 +134,49 @@ func noSpan() trace.Span { return trace.SpanFromContext(context.Background()) }
 // traceparent and tracestate headers; ctx unchanged when there is none
 // (or it is malformed: the trace then starts here) or tracing is off.
 func (t *Tracer) Extract(ctx context.Context, h http.Header) context.Context {
-	if t == nil || h.Get(TraceParent) == "" {
+	if t == nil || first(h[canonicalTraceParent]) == "" {
 		return ctx
 	}
-	return t.prop.Extract(ctx, propagation.HeaderCarrier(h))
+	return t.prop.Extract(ctx, headerFields(h))
 }
+
+// The W3C headers' keys in an http.Header (canonical MIME keys).
+const (
+	canonicalTraceParent = "Traceparent"
+	canonicalTraceState  = "Tracestate"
+)
+
+// first is the first of vs, "" when there is none.
+func first(vs []string) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[0]
+}
+
+// headerFields is the text map carrier of the traceparent and
+// tracestate headers of an http.Header, as propagation.HeaderCarrier
+// (the first value of each) but reading them by their canonical keys:
+// HeaderCarrier canonicalises the propagator's lower-case names on
+// every read, an allocation each.
+type headerFields http.Header
+
+// Get implements propagation.TextMapCarrier.
+func (h headerFields) Get(key string) string {
+	switch key {
+	case TraceParent:
+		return first(h[canonicalTraceParent])
+	case TraceState:
+		return first(h[canonicalTraceState])
+	}
+	return http.Header(h).Get(key)
+}
+
+// Set implements propagation.TextMapCarrier (read only: nothing).
+func (headerFields) Set(string, string) {}
+
+// Keys implements propagation.TextMapCarrier.
+func (headerFields) Keys() []string { return []string{TraceParent, TraceState} }
 
 // ExtractFields is Extract from the two values, as a session's notify
 // frame carries them.
@@ -107,36 +228,65 @@ func (t *Tracer) SpanContext(traceparent, tracestate string) (trace.SpanContext,
 	return sc, sc.IsValid()
 }
 
+// Publish is the `publish <event_type>` span of one notification
+// (StartPublish). Its messaging attributes are set when it ends, with
+// the message id (Done) or without (End), in one call.
+type Publish struct {
+	trace.Span
+	t         *Tracer
+	eventType string
+	bodySize  int
+}
+
 // StartPublish starts the `publish <eventType>` span (kind producer) of
 // one notification, a child of the span in ctx (the HTTP request's, or
 // a publisher's remote context). bodySize is the size of the notify body
-// (or of the notification's element in a batch).
-func (t *Tracer) StartPublish(ctx context.Context, eventType string, bodySize int) (context.Context, trace.Span) {
+// (or of the notification's element in a batch). End it with Done.
+func (t *Tracer) StartPublish(ctx context.Context, eventType string, bodySize int) (context.Context, Publish) {
 	if t == nil {
-		return ctx, noSpan()
+		return ctx, Publish{Span: noSpan()}
 	}
-	return t.t.Start(ctx, "publish "+eventType, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(
-		attribute.String("messaging.system", MessagingSystem),
-		attribute.String("messaging.operation.name", "publish"),
-		attribute.String("messaging.operation.type", "send"),
-		attribute.String("messaging.destination.name", eventType),
-		attribute.Int("messaging.message.body.size", bodySize),
-	))
+	ctx, span := t.t.Start(ctx, t.name("publish", eventType), t.producer...)
+	return ctx, Publish{Span: span, t: t, eventType: eventType, bodySize: bodySize}
 }
 
-// Published records the outcome of a publish span: the notification id
-// (messaging.message.id) when it was stored, else the error. It does not
-// end the span.
-func Published(span trace.Span, messageID string, err error) {
-	if !span.IsRecording() {
+// Done ends the publish span with its outcome: the notification id
+// (messaging.message.id) when it was stored, else the error.
+func (p Publish) Done(messageID string, err error) {
+	if !p.IsRecording() {
+		p.Span.End()
 		return
 	}
 	if err != nil {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
-		return
+		p.attributes()
+		p.RecordError(err)
+		p.SetStatus(codes.Error, err.Error())
+	} else {
+		p.attributes(attribute.String("messaging.message.id", messageID))
 	}
-	span.SetAttributes(attribute.String("messaging.message.id", messageID))
+	p.Span.End()
+}
+
+// End ends the publish span with its attributes but no outcome.
+func (p Publish) End(options ...trace.SpanEndOption) {
+	if p.IsRecording() {
+		p.attributes()
+	}
+	p.Span.End(options...)
+}
+
+// attributes sets the messaging attributes of the span, and id (none
+// or the message id).
+func (p Publish) attributes(id ...attribute.KeyValue) {
+	kvs := [6]attribute.KeyValue{
+		attribute.String("messaging.system", MessagingSystem),
+		attribute.String("messaging.operation.name", "publish"),
+		attribute.String("messaging.operation.type", "send"),
+		attribute.String("messaging.destination.name", p.eventType),
+		attribute.Int("messaging.message.body.size", p.bodySize),
+	}
+	n := 5 + copy(kvs[5:], id)
+	p.t.set(p.Span, kvs[:n]...)
 }
 
 // StartStore starts the span of a backend store (`store <stream>`, kind
@@ -146,15 +296,18 @@ func (t *Tracer) StartStore(ctx context.Context, backend, stream string, count i
 	if t == nil {
 		return ctx, noSpan()
 	}
-	kind := trace.SpanKindInternal
+	kind := t.internal
 	if remote {
-		kind = trace.SpanKindClient
+		kind = t.client
 	}
-	return t.t.Start(ctx, "store "+stream, trace.WithSpanKind(kind), trace.WithAttributes(
-		attribute.String("herald.backend", backend),
-		attribute.String("messaging.destination.name", stream),
-		attribute.Int("messaging.batch.message_count", count),
-	))
+	ctx, span := t.t.Start(ctx, t.name("store", stream), kind...)
+	if span.IsRecording() {
+		t.set(span,
+			attribute.String("herald.backend", backend),
+			attribute.String("messaging.destination.name", stream),
+			attribute.Int("messaging.batch.message_count", count))
+	}
+	return ctx, span
 }
 
 // End ends span, with err as its error status when not nil.
@@ -174,13 +327,15 @@ func (t *Tracer) StartDelivery(ctx context.Context, op, stream, transport string
 	if t == nil {
 		return noSpan()
 	}
-	_, span := t.t.Start(ctx, op+" "+stream, trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(
-		attribute.String("messaging.system", MessagingSystem),
-		attribute.String("messaging.operation.name", op),
-		attribute.String("messaging.operation.type", op),
-		attribute.String("messaging.destination.name", stream),
-		attribute.String("herald.transport", transport),
-	))
+	_, span := t.t.Start(ctx, t.name(op, stream), t.consumer...)
+	if span.IsRecording() {
+		t.set(span,
+			attribute.String("messaging.system", MessagingSystem),
+			attribute.String("messaging.operation.name", op),
+			attribute.String("messaging.operation.type", op),
+			attribute.String("messaging.destination.name", stream),
+			attribute.String("herald.transport", transport))
+	}
 	return span
 }
 
@@ -199,31 +354,37 @@ func (t *Tracer) Link(span trace.Span, traceparent, tracestate, messageID string
 
 // StartServer starts the server span of an HTTP request (kind server),
 // continuing the trace of its traceparent header if it has one. It is
-// named by the method until the route is known (Route).
+// named by the method until the route is known; Served names it and
+// sets its attributes.
 func (t *Tracer) StartServer(r *http.Request) (context.Context, trace.Span) {
 	ctx := r.Context()
 	if t == nil {
 		return ctx, noSpan()
 	}
 	ctx = t.Extract(ctx, r.Header)
-	return t.t.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
-		attribute.String("http.request.method", r.Method),
-		attribute.String("url.path", r.URL.Path),
-	))
+	return t.t.Start(ctx, r.Method, t.server...)
 }
 
-// Served names the server span of an HTTP request by its route pattern
-// ("POST /api/v1/watch"; the method alone when no route matched) and
-// records the response status (an error status from 500 on).
-func Served(span trace.Span, method, route string, status int) {
+// Served names the server span of a request to path by its route
+// pattern ("POST /api/v1/watch"; the method alone when no route
+// matched), sets its attributes (method, path, route, response status)
+// and an error status from 500 on. It does not end the span.
+func (t *Tracer) Served(span trace.Span, method, path, route string, status int) {
 	if !span.IsRecording() {
 		return
 	}
-	if route != "" {
-		span.SetName(method + " " + route)
-		span.SetAttributes(attribute.String("http.route", route))
+	kvs := [4]attribute.KeyValue{
+		attribute.String("http.request.method", method),
+		attribute.String("url.path", path),
+		attribute.Int("http.response.status_code", status),
 	}
-	span.SetAttributes(attribute.Int("http.response.status_code", status))
+	n := 3
+	if route != "" {
+		span.SetName(t.name(method, route))
+		kvs[3] = attribute.String("http.route", route)
+		n = 4
+	}
+	t.set(span, kvs[:n]...)
 	if status >= 500 {
 		span.SetStatus(codes.Error, http.StatusText(status))
 	}

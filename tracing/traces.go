@@ -8,7 +8,6 @@ import (
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -51,12 +50,13 @@ func newTracer(ctx context.Context, t *Telemetry, e TraceExport, opts Options) e
 		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(e.SampleRatio))),
 		sdktrace.WithSpanProcessor(q),
 	)
-	t.tracer = &Tracer{t: t.traces.Tracer(scopeName, trace.WithInstrumentationVersion(opts.Version)), prop: propagation.TraceContext{}}
+	t.tracer = newTracerOf(t.traces.Tracer(scopeName, trace.WithInstrumentationVersion(opts.Version)))
 	return nil
 }
 
 // newSpanExporter builds the OTLP span exporter of e, without retries
-// (a batch the collector refuses is counted and dropped).
+// (a batch the collector refuses is counted and dropped): the SDK's
+// OTLP client with herald's conversion of spans (spanExporter).
 func newSpanExporter(ctx context.Context, e TraceExport, timeout time.Duration) (sdktrace.SpanExporter, error) {
 	u, err := url.Parse(e.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -69,13 +69,13 @@ func newSpanExporter(ctx context.Context, e TraceExport, timeout time.Duration) 
 		if timeout > 0 {
 			opts = append(opts, otlptracegrpc.WithTimeout(timeout))
 		}
-		exp, err = otlptracegrpc.New(ctx, opts...)
+		exp, err = newOTLPExporter(ctx, otlptracegrpc.NewClient(opts...))
 	case ProtocolHTTP:
 		opts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(e.URL), otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false})}
 		if timeout > 0 {
 			opts = append(opts, otlptracehttp.WithTimeout(timeout))
 		}
-		exp, err = otlptracehttp.New(ctx, opts...)
+		exp, err = newOTLPExporter(ctx, otlptracehttp.NewClient(opts...))
 	default:
 		return nil, fmt.Errorf("tracing: protocol %q: use %q or %q", e.Protocol, ProtocolGRPC, ProtocolHTTP)
 	}

@@ -6,8 +6,11 @@ import (
 	"net"
 	"net/http"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/herald-gateway/herald/tracing/tracingtest"
 )
@@ -53,8 +56,7 @@ func TestTracesExport(t *testing.T) {
 			tp, ts := tr.Format(ctx)
 			_, store := tr.StartStore(ctx, "in_memory", "mars", 1, false)
 			End(store, nil)
-			Published(pub, "mars@7", nil)
-			End(pub, nil)
+			pub.Done("mars@7", nil)
 			if ts != "vendor=x" || len(tp) != 55 || tp[3:35] != "0af7651916cd43dd8448eb211c80319c" || tp[53:] != "01" {
 				t.Fatalf("Format = %q, %q; want the publisher's trace id, sampled, and its tracestate", tp, ts)
 			}
@@ -234,4 +236,86 @@ func TestTracesQueueBound(t *testing.T) {
 	}
 	release()
 	c.WaitSpans(t, wait, "the held and the queued spans", func(s []tracingtest.Span) bool { return len(s) == 8 })
+}
+
+// TestTracesDiscardCollector: the spans exported to a discarding
+// collector (the benchmarks') are counted, all of them, and none kept.
+func TestTracesDiscardCollector(t *testing.T) {
+	c := tracingtest.StartDiscard(t)
+	tel := newTraced(t, ProtocolHTTP, traceURL(c), 1, 0)
+	tr := tel.Tracer()
+	for range 5 {
+		ctx, pub := tr.StartPublish(context.Background(), "mars", 1)
+		_, store := tr.StartStore(ctx, "in_memory", "mars", 1, false)
+		End(store, nil)
+		End(pub, nil)
+	}
+	if err := tel.ForceFlush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitSpanCount(t, wait, 10)
+	if n, kept := c.SpanCount(), len(c.Spans()); n != 10 || kept != 0 || tel.TraceSpansExported() != 10 {
+		t.Fatalf("counted %d, kept %d, exported %d; want 10, 0, 10", n, kept, tel.TraceSpansExported())
+	}
+}
+
+// TestTracesPublishOutcome: a publish span ended by Done with an error
+// has the error status and the messaging attributes but no message id;
+// one ended by End has the messaging attributes alone; both are named
+// by their event type.
+func TestTracesPublishOutcome(t *testing.T) {
+	c := tracingtest.StartGRPC(t)
+	tel := newTraced(t, ProtocolGRPC, traceURL(c), 1, 0)
+	tr := tel.Tracer()
+	_, failed := tr.StartPublish(context.Background(), "mars", 9)
+	failed.Done("", errors.New("backend down"))
+	_, ended := tr.StartPublish(context.Background(), "mars", 9)
+	ended.End()
+	spans := c.WaitSpans(t, wait, "two publish spans", func(s []tracingtest.Span) bool { return len(s) == 2 })
+	want := map[string]any{"messaging.system": "herald", "messaging.operation.name": "publish", "messaging.operation.type": "send",
+		"messaging.destination.name": "mars", "messaging.message.body.size": int64(9)}
+	for i, s := range spans {
+		if s.Name != "publish mars" || !reflect.DeepEqual(s.Attributes, want) || s.StatusCode != [2]int32{2, 0}[i] {
+			t.Errorf("span %d: %s status %d attributes %v\nwant publish mars, status %d, %v", i, s.Name, s.StatusCode, s.Attributes, [2]int32{2, 0}[i], want)
+		}
+	}
+}
+
+// TestTracerNames: span names are "<op> <subject>", the same string each
+// time, and a Tracer keeps at most maxNames of them (the others are
+// built each time, still right).
+func TestTracerNames(t *testing.T) {
+	tr := newTracerOf(nil)
+	for i := range maxNames + 10 {
+		s := strconv.Itoa(i)
+		if got := tr.name("publish", s); got != "publish "+s {
+			t.Fatalf("name(publish, %s) = %q", s, got)
+		}
+	}
+	if n := len(*tr.names.Load()); n != maxNames {
+		t.Fatalf("%d names kept, want %d", n, maxNames)
+	}
+	if a, b := tr.name("store", "mars"), tr.name("store", "mars"); a != "store mars" || b != a {
+		t.Fatalf("name(store, mars) = %q then %q", a, b)
+	}
+}
+
+// TestTracesExtractHeaders: the traceparent and tracestate headers of a
+// request (the first of each) are the context of the spans started in
+// it; a request without traceparent has none, even with a tracestate.
+func TestTracesExtractHeaders(t *testing.T) {
+	tel := newTraced(t, ProtocolGRPC, "http://127.0.0.1:1", 1, 0)
+	tr := tel.Tracer()
+	h := http.Header{}
+	h.Set("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+	h.Add("tracestate", "vendor=x,other=y")
+	h.Add("tracestate", "ignored=z")
+	sc := trace.SpanContextFromContext(tr.Extract(context.Background(), h))
+	if got := FormatTraceParent(sc); got != "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" || sc.TraceState().String() != "vendor=x,other=y" || !sc.IsRemote() {
+		t.Fatalf("extracted %s %q remote %v", got, sc.TraceState().String(), sc.IsRemote())
+	}
+	h.Del("traceparent")
+	if sc := trace.SpanContextFromContext(tr.Extract(context.Background(), h)); sc.IsValid() {
+		t.Fatalf("extracted %v without a traceparent", sc)
+	}
 }

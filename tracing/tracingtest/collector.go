@@ -4,7 +4,8 @@
 // httptest server), that keeps what it receives for the test to check.
 // It can refuse exports, or hold them, to play a collector that is down
 // or stuck. It receives logs (LogsService, /v1/logs) and spans
-// (TraceService, /v1/traces).
+// (TraceService, /v1/traces). StartDiscard starts one that counts spans
+// and keeps none, for benchmarks.
 package tracingtest
 
 import (
@@ -67,6 +68,8 @@ type Collector struct {
 	requests int
 	refuse   bool
 	hold     chan struct{} // not nil: exports wait until it is closed
+	discard  bool          // spans are counted, not kept (StartDiscard)
+	counted  int           // spans counted by a discarding collector
 	changed  chan struct{} // closed and replaced whenever something arrives
 }
 
