@@ -255,7 +255,8 @@ func (m *Memory) check(ctx context.Context, op string) error {
 // subscriber is ended with ErrOverflow. Either way the record is stored
 // and Publish succeeds.
 func (m *Memory) Publish(ctx context.Context, n *notification.Notification) (_ uint64, _ time.Time, err error) {
-	defer ObserveOp(m.obs, OpPublish, time.Now(), &err)
+	wall := time.Now()
+	defer ObserveOp(m.obs, OpPublish, wall, &err)
 	if err := m.check(ctx, "publish"); err != nil {
 		return 0, time.Time{}, err
 	}
@@ -270,14 +271,17 @@ func (m *Memory) Publish(ctx context.Context, n *notification.Notification) (_ u
 		key = topic.Encode(n.Tokens)
 	}
 	st := m.stream(n.Base())
-	// The record is built before the stream's lock, which every publish
-	// of the stream takes: only its sequence and time are set under it.
+	// The record is built, and the clock read (once, at the start),
+	// before the stream's lock, which every publish of the stream takes:
+	// under it the time is only kept from going back (the stream's times
+	// never decrease), and the hub finds LiveAt set.
 	rec := &Record{Notification: *n}
 	rec.Subject = key
+	rec.LiveAt = wall
 
 	st.mu.Lock()
 	seq := st.seq + 1
-	now := time.Now().UTC()
+	now := wall.UTC()
 	if now.Before(st.lastTime) {
 		now = st.lastTime
 	}
