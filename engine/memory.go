@@ -154,7 +154,6 @@ type memPub struct {
 // lock, so that history reads are not held back longer.
 const maxCombined = 64
 
-
 // slot is one position of a stream's sequence index.
 type slot struct {
 	seq uint64
