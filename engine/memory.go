@@ -71,6 +71,9 @@ type Memory struct {
 
 	// schemas is the registry of past payload schemas (SchemaStore).
 	schemas schemaTable
+
+	// pubPool recycles the memPub of publishes.
+	pubPool sync.Pool
 }
 
 // Engine conformance.
@@ -93,7 +96,7 @@ func NewMemory(opts MemoryOptions) *Memory {
 	if opts.Observer == nil {
 		opts.Observer = NoOpObserver{}
 	}
-	return &Memory{
+	m := &Memory{
 		maxHistory: opts.MaxHistoryPerTopic,
 		maxTopics:  opts.MaxTopics,
 		maxRecord:  opts.MaxRecordBytes,
@@ -101,6 +104,8 @@ func NewMemory(opts MemoryOptions) *Memory {
 		obs:        opts.Observer,
 		streams:    map[string]*memStream{},
 	}
+	m.pubPool.New = func() any { return &memPub{done: make(chan struct{}, 1)} }
+	return m
 }
 
 // memStream is one stream's history: its sequence counter, the records in
@@ -118,7 +123,36 @@ type memStream struct {
 	slots    []slot
 	dead     int
 	subjects map[string]*memSubject
+
+	// Publishes are combined: each queues itself in pubs, and whichever
+	// publisher holds combineMu stores every queued one, several under
+	// one hold of mu, and wakes the others. Concurrent publishers thus
+	// wait on their own request, not in line for mu: a line handed the
+	// lock to each waiter in turn, which on busy cores meant waiting for
+	// every one of them to be scheduled (a convoy, the in-memory
+	// notify's tail at high concurrency). Lock order: combineMu, then
+	// mu; pubMu is never held with another lock.
+	combineMu sync.Mutex
+	pubMu     sync.Mutex
+	pubs      []*memPub // guarded by pubMu
+	spare     []*memPub // the other array of pubs; guarded by pubMu
 }
+
+// memPub is one publish waiting to be stored by a combiner.
+type memPub struct {
+	rec  *Record
+	key  string
+	done chan struct{} // receives once the publish is stored (cap 1)
+	// Set by the combiner.
+	seq    uint64
+	at     time.Time
+	p      pending
+	victim *memSubject
+}
+
+// maxCombined bounds the publishes stored under one hold of a stream's
+// lock, so that history reads are not held back longer.
+const maxCombined = 64
 
 // slot is one position of a stream's sequence index.
 type slot struct {
@@ -255,7 +289,8 @@ func (m *Memory) check(ctx context.Context, op string) error {
 // subscriber is ended with ErrOverflow. Either way the record is stored
 // and Publish succeeds.
 func (m *Memory) Publish(ctx context.Context, n *notification.Notification) (_ uint64, _ time.Time, err error) {
-	defer ObserveOp(m.obs, OpPublish, time.Now(), &err)
+	wall := time.Now()
+	defer ObserveOp(m.obs, OpPublish, wall, &err)
 	if err := m.check(ctx, "publish"); err != nil {
 		return 0, time.Time{}, err
 	}
@@ -270,27 +305,24 @@ func (m *Memory) Publish(ctx context.Context, n *notification.Notification) (_ u
 		key = topic.Encode(n.Tokens)
 	}
 	st := m.stream(n.Base())
-	// The record is built before the stream's lock, which every publish
-	// of the stream takes: only its sequence and time are set under it.
+	// The record is built, and the clock read (once, at the start),
+	// before the stream's lock, which every publish of the stream takes:
+	// under it the time is only kept from going back (the stream's times
+	// never decrease), and the hub finds LiveAt set.
 	rec := &Record{Notification: *n}
 	rec.Subject = key
+	rec.LiveAt = wall
 
-	st.mu.Lock()
-	seq := st.seq + 1
-	now := time.Now().UTC()
-	if now.Before(st.lastTime) {
-		now = st.lastTime
-	}
-	rec.Seq, rec.Time = seq, now
-	e := memEntry{rec: rec, ord: m.ord.Add(1)}
-	subj, victim := m.trackLocked(st, key, e.ord)
-	if old := subj.push(e, m.maxHistory); old != nil {
-		st.removeSlotLocked(old.Seq)
-	}
-	st.slots = append(st.slots, slot{seq: seq, at: now, rec: rec})
-	st.seq, st.lastTime = seq, now
-	p := m.hub.dispatch(rec)
-	st.mu.Unlock()
+	r := m.pubPool.Get().(*memPub)
+	r.rec, r.key = rec, key
+	st.pubMu.Lock()
+	st.pubs = append(st.pubs, r)
+	st.pubMu.Unlock()
+	m.combine(st)
+	<-r.done // stored by this goroutine or by the one combining
+	seq, now, p, victim := r.seq, r.at, r.p, r.victim
+	*r = memPub{done: r.done}
+	m.pubPool.Put(r)
 
 	if victim != nil {
 		victim.st.mu.Lock()
@@ -299,6 +331,79 @@ func (m *Memory) Publish(ctx context.Context, n *notification.Notification) (_ u
 	}
 	p.wait(ctx)
 	return seq, now, nil
+}
+
+// combine stores the stream's queued publishes while it can take
+// combineMu and some remain. When another goroutine holds combineMu,
+// that one stores them: a combiner looks at the queue again after
+// releasing combineMu, so that no publish queued meanwhile is left
+// behind.
+func (m *Memory) combine(st *memStream) {
+	for st.combineMu.TryLock() {
+		for m.storeQueued(st) {
+		}
+		st.combineMu.Unlock()
+		st.pubMu.Lock()
+		left := len(st.pubs)
+		st.pubMu.Unlock()
+		if left == 0 {
+			return
+		}
+	}
+}
+
+// storeQueued takes the queued publishes, stores them, at most
+// maxCombined under one hold of st.mu, and wakes their publishers; it
+// reports whether there were any. st.combineMu must be held.
+func (m *Memory) storeQueued(st *memStream) bool {
+	st.pubMu.Lock()
+	batch := st.pubs
+	if len(batch) == 0 {
+		st.pubMu.Unlock()
+		return false
+	}
+	st.pubs, st.spare = st.spare[:0], nil
+	st.pubMu.Unlock()
+	for chunk := range slices.Chunk(batch, maxCombined) {
+		st.mu.Lock()
+		for _, r := range chunk {
+			m.storeLocked(st, r)
+		}
+		st.mu.Unlock()
+		for _, r := range chunk {
+			r.done <- struct{}{}
+		}
+	}
+	// The array goes back for a later queue (the queue meanwhile has
+	// the other one).
+	clear(batch)
+	st.pubMu.Lock()
+	st.spare = batch[:0]
+	st.pubMu.Unlock()
+	return true
+}
+
+// storeLocked stores one publish: the next sequence of st and a time
+// not before the stream's last, its subject's FIFO and the subject
+// count within their limits, the record handed to the live
+// subscribers. st.mu must be held.
+func (m *Memory) storeLocked(st *memStream, r *memPub) {
+	rec := r.rec
+	seq := st.seq + 1
+	now := rec.LiveAt.UTC()
+	if now.Before(st.lastTime) {
+		now = st.lastTime
+	}
+	rec.Seq, rec.Time = seq, now
+	e := memEntry{rec: rec, ord: m.ord.Add(1)}
+	subj, victim := m.trackLocked(st, r.key, e.ord)
+	if old := subj.push(e, m.maxHistory); old != nil {
+		st.removeSlotLocked(old.Seq)
+	}
+	st.slots = append(st.slots, slot{seq: seq, at: now, rec: rec})
+	st.seq, st.lastTime = seq, now
+	r.seq, r.at, r.victim = seq, now, victim
+	r.p = m.hub.dispatch(rec)
 }
 
 // trackLocked returns the subject key of st with its newest record set to

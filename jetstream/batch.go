@@ -83,10 +83,10 @@ var _ engine.BatchPublisher = (*Engine)(nil)
 // server is out of reach from the start, every notification fails with
 // an error wrapping engine.ErrUnavailable and nothing was sent.
 //
-// Then, like Publish, it waits (within Options.PublishTimeout of the
-// start) until this instance's live feed of each stream has read the
-// batch's last sequence there, so that a Subscribe made after
-// PublishBatch returns has its boundary at or above it.
+// Like PublishSeq, it does not wait for this instance's live feeds to
+// read the batch back: each stream's feed records the batch's highest
+// sequence there, and a Subscribe made after PublishBatch returns waits
+// for the feed to reach it, so that its boundary is at or above it.
 //
 // Why not nats-server's atomic batch publish (2.12, Nats-Batch-Id): it
 // needs allow_atomic on every stream and a server of 2.12 or later, takes
@@ -122,7 +122,7 @@ func (e *Engine) PublishBatch(ctx context.Context, ns []*notification.Notificati
 	b.prepare(ns)
 	b.run()
 	b.finish()
-	b.waitFeeds(began.Add(e.opts.PublishTimeout))
+	b.noteAcked()
 	// Each notification is one publish whose caller waited for the batch.
 	d := time.Since(began)
 	for _, r := range out {
@@ -651,20 +651,36 @@ func (b *pubBatch) notSent(i int) error {
 	return fmt.Errorf("jetstream: publish batch: notification %d %w (notification %d): %w", i, ErrNotSent, b.halt, cause)
 }
 
-// waitFeeds waits until the live feed of each stream has read the
-// batch's last sequence in it, or deadline.
-func (b *pubBatch) waitFeeds(deadline time.Time) {
-	last := map[*streamState]uint64{}
+// noteAcked tells the live feed of each stream the batch's highest
+// sequence stored there.
+func (b *pubBatch) noteAcked() {
+	var (
+		st   *streamState
+		last uint64
+	)
 	for i, r := range b.out {
-		if r.Err == nil && r.Seq > last[b.items[i].st] {
-			last[b.items[i].st] = r.Seq
+		if r.Err != nil {
+			continue
 		}
-	}
-	for st, seq := range last {
-		if f := st.feed.Load(); f != nil {
-			f.timeOf(b.ctx, seq, deadline)
+		if it := b.items[i].st; it != st {
+			if f := stFeed(st); f != nil {
+				f.noteAcked(last)
+			}
+			st, last = it, 0
 		}
+		last = max(last, r.Seq)
 	}
+	if f := stFeed(st); f != nil {
+		f.noteAcked(last)
+	}
+}
+
+// stFeed returns the live feed of st, nil for none.
+func stFeed(st *streamState) *feed {
+	if st == nil {
+		return nil
+	}
+	return st.feed.Load()
 }
 
 // limitRefusal reports whether err is a stream refusing a notification

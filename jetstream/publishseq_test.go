@@ -13,6 +13,7 @@ import (
 
 	"github.com/herald-gateway/herald/engine"
 	"github.com/herald-gateway/herald/internal/testkit"
+	"github.com/herald-gateway/herald/notification"
 )
 
 // TestPublishSeqConcurrent: concurrent PublishSeq calls get the dense
@@ -183,5 +184,66 @@ func TestPublishConns(t *testing.T) {
 		if !c.IsClosed() {
 			t.Errorf("publishing connection %d still open after Close", i)
 		}
+	}
+}
+
+// TestPublishBatchThenSubscribe: a subscription made right after
+// PublishBatch returns has its boundary at or above the batch's last
+// sequence in its stream, although PublishBatch does not wait for the
+// live feeds; a batch spanning two streams moves both.
+func TestPublishBatchThenSubscribe(t *testing.T) {
+	e := open(t, testOptions(t))
+	const workers, rounds, size = 4, 5, 20
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for r := range rounds {
+				ns := make([]*notification.Notification, size)
+				for i := range ns {
+					base := "mars"
+					if i%4 == 3 {
+						base = "diss"
+					}
+					ns[i] = note(base, "od", strconv.Itoa(w), strconv.Itoa(r*size+i))
+				}
+				last := map[string]uint64{}
+				for i, res := range e.PublishBatch(context.Background(), ns) {
+					if res.Err != nil {
+						errs <- res.Err
+						return
+					}
+					last[ns[i].Base()] = max(last[ns[i].Base()], res.Seq)
+				}
+				for base, seq := range last {
+					s, err := e.Subscribe(context.Background(), engine.Query{Stream: base}, engine.SubscribeOptions{})
+					if err != nil {
+						errs <- err
+						return
+					}
+					b := s.Boundary()
+					s.Close()
+					if b < seq {
+						errs <- fmt.Errorf("worker %d: Subscribe to %s after a batch stored up to %d: Boundary = %d", w, base, seq, b)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for base, want := range map[string]uint64{"mars": workers * rounds * size * 3 / 4, "diss": workers * rounds * size / 4} {
+		s, err := e.Subscribe(context.Background(), engine.Query{Stream: base}, engine.SubscribeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := s.Boundary(); b != want {
+			t.Errorf("%s: Boundary after every batch = %d, want %d", base, b, want)
+		}
+		s.Close()
 	}
 }

@@ -820,6 +820,15 @@ func (r *runner) live() {
 		if !r.liveEnd(why, rec) {
 			return
 		}
+		// A burst: the records the channel already holds are taken
+		// without a select each, at most a channel's worth before the
+		// select again sees the end of the stream's duration or a
+		// heartbeat (cancellation is checked before each).
+		for n := cap(c); why == liveRec && n > 0 && len(c) > 0 && r.ctx.Err() == nil; n-- {
+			if !r.liveEnd(liveRec, <-c) {
+				return
+			}
+		}
 	}
 }
 
