@@ -253,7 +253,7 @@ func TestCORS(t *testing.T) {
 	})
 }
 
-// TestForgedForwardedFor is the spoofing regression of issue 14: behind
+// TestForgedForwardedFor is a spoofing regression: behind
 // a trusted proxy, a client that writes its own first X-Forwarded-For
 // entries stays one client. Three watches whose forged first entries
 // differ, under a limit of 1: only the first is admitted. After the

@@ -14,7 +14,7 @@ import (
 	"github.com/herald-gateway/herald/codec/workers"
 )
 
-// B7: JAQ-backed codecs (issue 5). Each group measures herald next to its
+// B7: JAQ-backed codecs. Each group measures herald next to its
 // reference in one run; ratios come from one `go test -bench` invocation.
 //
 //	go test ./codec -run '^$' -bench 'B7' -benchtime 20x -count 3
@@ -25,7 +25,7 @@ import (
 // JAQ JSON with ON INGESTION '.[]' unfolding one payload holding all 256
 // rows. The difference is the cost of jq (the JSON value model, the
 // program run and the typed decode of its outputs). Since the JAQ fast
-// paths (issue 16 item 4) '.' and '.[]' decode JSON straight into rows;
+// paths '.' and '.[]' decode JSON straight into rows;
 // the *_gojq variants run the same programs through gojq on the built
 // value (the path before), and select_object is a fast-path program that
 // runs natively on the built value. ProtobufDecode decodes
@@ -179,7 +179,7 @@ func BenchmarkB7ProtobufDecode(b *testing.B) {
 	})
 }
 
-// BenchmarkB7JSONFastPaths (issue 16 item 4) decodes the same 256 rows
+// BenchmarkB7JSONFastPaths decodes the same 256 rows
 // with schema-based WIRE JSON and with the JAQ JSON codecs in turn within
 // every iteration, timing each by the process's CPU time, and reports each
 // JAQ codec's rate as a ratio to WIRE JSON's: interleaved, the two see the

@@ -132,7 +132,7 @@ func typedBenchNotify(tb testing.TB, srv *server.Server, eventType string) time.
 // alternately (which goes first alternates too), so that the machine's
 // load weighs on both alike; it reports the median time of each
 // (opaque-ns/op, typed-ns/op) and the throughput ratio opaque/typed
-// (typed notifies per second against opaque ones; the goal of issue 13
+// (typed notifies per second against opaque ones; the goal is
 // is ≥ 0.8).
 func BenchmarkNotifyTyped(b *testing.B) {
 	for _, variant := range []string{"memory", "jetstream", "jetstream-loopback"} {

@@ -1,4 +1,4 @@
-// Command fanout measures live fan-out throughput (issue 12, B3):
+// Command fanout measures live fan-out throughput (B3):
 // deliveries per second from one stream to 1,000 subscribers, herald
 // against a bare broadcaster measured in the same run.
 //
@@ -7,7 +7,7 @@
 //	go build -o /tmp/herald-bench . && go build -o /tmp/fanout ./bench/fanout
 //	/tmp/fanout -herald /tmp/herald-bench [-subscribers 1000] [-notifications 5000] [-rounds 3]
 //	            [-transports ws,sse] [-sides herald,single,batch] [-send-buffer BYTES] [-cpuprofile DIR]
-//	/tmp/fanout -herald /tmp/herald-bench -sides typed-row,typed-mixed   # typed payloads (issue 13)
+//	/tmp/fanout -herald /tmp/herald-bench -sides typed-row,typed-mixed   # typed payloads
 //
 // Each measurement starts one server process, opens the subscribers on
 // it from this process (so the clients' memory and CPU are not the
@@ -27,7 +27,7 @@
 //     the warm-up to as many coder/websocket or net/http SSE connections:
 //     single writes one frame (or event and flush) per notification,
 //     batch coalesces what is pending as herald does.
-//   - typed-row, typed-mixed (issue 13): herald as for herald, but the
+//   - typed-row, typed-mixed: herald as for herald, but the
 //     stream is an event type with a typed payload (WIRE JSON, with a
 //     CBOR and an AVRO codec on the same schema) and the producer
 //     publishes typed payloads. typed-row: every subscriber gets the

@@ -2,7 +2,7 @@
 // resident set size (VmRSS) that herald, run as its own process, grows by
 // per idle stream, against a bare server (the same tool, re-executed as a
 // minimal server) holding as many idle streams in the same run. It
-// reports kB per stream for each and the ratios (issue 12, B5):
+// reports kB per stream for each and the ratios (B5):
 //
 //   - SSE: herald's POST /api/v1/watch against a bare net/http SSE
 //     handler that sends the headers and one event;

@@ -1,7 +1,7 @@
-// Command producer measures producer throughput (issue 12):
+// Command producer measures producer throughput:
 // notifications/s through one WebSocket session's producer, credit 16
 // and batches of 100 (and 1,000), and through batch notify over HTTP
-// (POST /api/v1/notifications, issue 16: batches of -http-batches
+// (POST /api/v1/notifications: batches of -http-batches
 // notifications from -http-concurrency clients), against raw JetStream
 // asynchronous publishes of the same messages to the same server,
 // measured in the same run. Goal: herald ≥ 0.5× the raw publishes.

@@ -1,5 +1,5 @@
 // Command soak runs herald under a steady mixed load for a bounded time
-// and reports whether it stays flat and loses nothing (issue 16, item 5).
+// and reports whether it stays flat and loses nothing.
 //
 // It starts an external nats-server (this tool re-executed, JetStream on
 // a fresh file store) and the herald binary pointed at it by nats_url,

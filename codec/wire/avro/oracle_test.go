@@ -156,8 +156,9 @@ func oWalk(b []byte, i int, s *oShape, depth int) (int, bool) {
 	return i, false
 }
 
-// oracleDecode is the decoder before issue 16 (a bounds walk, goavro's
-// generic NativeFromBinary, then the value rules on the native tree), kept
+// oracleDecode is the decoder before the precompiled decode program (a
+// bounds walk, goavro's generic NativeFromBinary, then the value rules on
+// the native tree), kept
 // as the oracle of FuzzDecode. Its walk has two tightenings the new
 // decoder also applies: a long must fit 64 bits (the 10th varint byte
 // holds only bit 63) and an int must fit 32 bits (goavro would keep the
