@@ -262,16 +262,8 @@ type logsService struct {
 
 // Export implements collogs.LogsServiceServer.
 func (s *logsService) Export(ctx context.Context, req *collogs.ExportLogsServiceRequest) (*collogs.ExportLogsServiceResponse, error) {
-	refuse, hold := s.c.arrive()
-	if hold != nil {
-		select {
-		case <-hold:
-		case <-ctx.Done():
-			return nil, status.FromContextError(ctx.Err()).Err()
-		}
-	}
-	if refuse {
-		return nil, status.Error(codes.Unavailable, "tracingtest: collector refuses exports")
+	if err := s.c.admitGRPC(ctx); err != nil {
+		return nil, err
 	}
 	s.c.keep(req)
 	return &collogs.ExportLogsServiceResponse{}, nil
@@ -279,6 +271,31 @@ func (s *logsService) Export(ctx context.Context, req *collogs.ExportLogsService
 
 // serveHTTP is the OTLP/HTTP logs endpoint.
 func (c *Collector) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	var req collogs.ExportLogsServiceRequest
+	c.exportHTTP(w, r, &req, &collogs.ExportLogsServiceResponse{}, func() { c.keep(&req) })
+}
+
+// admitGRPC holds a gRPC export while the test holds exports and refuses
+// it while the test refuses them (codes.Unavailable).
+func (c *Collector) admitGRPC(ctx context.Context) error {
+	refuse, hold := c.arrive()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		}
+	}
+	if refuse {
+		return status.Error(codes.Unavailable, "tracingtest: collector refuses exports")
+	}
+	return nil
+}
+
+// exportHTTP serves one OTLP/HTTP export: held or refused (503) as the
+// test says, then the protobuf body decoded into req, kept by keep, and
+// answered with resp.
+func (c *Collector) exportHTTP(w http.ResponseWriter, r *http.Request, req, resp proto.Message, keep func()) {
 	refuse, hold := c.arrive()
 	if hold != nil {
 		select {
@@ -295,12 +312,33 @@ func (c *Collector) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("tracingtest: Content-Type %q, want application/x-protobuf", ct), http.StatusUnsupportedMediaType)
 		return
 	}
+	b, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	if err := proto.Unmarshal(b, req); err != nil {
+		http.Error(w, "tracingtest: decode: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	keep()
+	out, err := proto.Marshal(resp)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	_, _ = io.Copy(w, bytes.NewReader(out))
+}
+
+// readBody reads an export's body, gunzipped when it says so; a body that
+// cannot be read is answered 400 and ok is false.
+func readBody(w http.ResponseWriter, r *http.Request) (b []byte, ok bool) {
 	var body io.Reader = r.Body
 	if r.Header.Get("Content-Encoding") == "gzip" {
 		zr, err := gzip.NewReader(r.Body)
 		if err != nil {
 			http.Error(w, "tracingtest: gzip: "+err.Error(), http.StatusBadRequest)
-			return
+			return nil, false
 		}
 		defer zr.Close()
 		body = zr
@@ -308,21 +346,9 @@ func (c *Collector) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	b, err := io.ReadAll(body)
 	if err != nil {
 		http.Error(w, "tracingtest: read: "+err.Error(), http.StatusBadRequest)
-		return
+		return nil, false
 	}
-	var req collogs.ExportLogsServiceRequest
-	if err := proto.Unmarshal(b, &req); err != nil {
-		http.Error(w, "tracingtest: decode: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	c.keep(&req)
-	out, err := proto.Marshal(&collogs.ExportLogsServiceResponse{})
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	_, _ = io.Copy(w, bytes.NewReader(out))
+	return b, true
 }
 
 // attributes converts OTLP key-values to a map.

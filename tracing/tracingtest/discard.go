@@ -1,8 +1,6 @@
 package tracingtest
 
 import (
-	"compress/gzip"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -69,19 +67,8 @@ func (c *Collector) WaitSpanCount(t testing.TB, timeout time.Duration, n int) {
 // collector.
 func (c *Collector) serveDiscardHTTP(w http.ResponseWriter, r *http.Request) {
 	c.arrive()
-	var body io.Reader = r.Body
-	if r.Header.Get("Content-Encoding") == "gzip" {
-		zr, err := gzip.NewReader(r.Body)
-		if err != nil {
-			http.Error(w, "tracingtest: gzip: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		defer zr.Close()
-		body = zr
-	}
-	b, err := io.ReadAll(body)
-	if err != nil {
-		http.Error(w, "tracingtest: read: "+err.Error(), http.StatusBadRequest)
+	b, ok := readBody(w, r)
+	if !ok {
 		return
 	}
 	n, err := countSpans(b)

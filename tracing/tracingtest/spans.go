@@ -1,21 +1,14 @@
 package tracingtest
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/hex"
-	"fmt"
-	"io"
 	"net/http"
 	"testing"
 	"time"
 
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 )
 
 // Span kinds, as OTLP numbers them.
@@ -127,16 +120,8 @@ type traceService struct {
 
 // Export implements coltrace.TraceServiceServer.
 func (s *traceService) Export(ctx context.Context, req *coltrace.ExportTraceServiceRequest) (*coltrace.ExportTraceServiceResponse, error) {
-	refuse, hold := s.c.arrive()
-	if hold != nil {
-		select {
-		case <-hold:
-		case <-ctx.Done():
-			return nil, status.FromContextError(ctx.Err()).Err()
-		}
-	}
-	if refuse {
-		return nil, status.Error(codes.Unavailable, "tracingtest: collector refuses exports")
+	if err := s.c.admitGRPC(ctx); err != nil {
+		return nil, err
 	}
 	s.c.keepSpans(req)
 	return &coltrace.ExportTraceServiceResponse{}, nil
@@ -144,48 +129,6 @@ func (s *traceService) Export(ctx context.Context, req *coltrace.ExportTraceServ
 
 // serveTracesHTTP is the OTLP/HTTP traces endpoint.
 func (c *Collector) serveTracesHTTP(w http.ResponseWriter, r *http.Request) {
-	refuse, hold := c.arrive()
-	if hold != nil {
-		select {
-		case <-hold:
-		case <-r.Context().Done():
-			return
-		}
-	}
-	if refuse {
-		http.Error(w, "tracingtest: collector refuses exports", http.StatusServiceUnavailable)
-		return
-	}
-	if ct := r.Header.Get("Content-Type"); ct != "application/x-protobuf" {
-		http.Error(w, fmt.Sprintf("tracingtest: Content-Type %q, want application/x-protobuf", ct), http.StatusUnsupportedMediaType)
-		return
-	}
-	var body io.Reader = r.Body
-	if r.Header.Get("Content-Encoding") == "gzip" {
-		zr, err := gzip.NewReader(r.Body)
-		if err != nil {
-			http.Error(w, "tracingtest: gzip: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		defer zr.Close()
-		body = zr
-	}
-	b, err := io.ReadAll(body)
-	if err != nil {
-		http.Error(w, "tracingtest: read: "+err.Error(), http.StatusBadRequest)
-		return
-	}
 	var req coltrace.ExportTraceServiceRequest
-	if err := proto.Unmarshal(b, &req); err != nil {
-		http.Error(w, "tracingtest: decode: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	c.keepSpans(&req)
-	out, err := proto.Marshal(&coltrace.ExportTraceServiceResponse{})
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	_, _ = io.Copy(w, bytes.NewReader(out))
+	c.exportHTTP(w, r, &req, &coltrace.ExportTraceServiceResponse{}, func() { c.keepSpans(&req) })
 }
