@@ -178,7 +178,8 @@ func median(ds []time.Duration) float64 {
 // the process's CPU time in the phases (on/off-cpu: untraced over
 // traced, medians, the clients' share included; what the throughput
 // ratio becomes where the CPU is the limit, and less sensitive to the
-// load of other processes), the spans exported per traced notify (3
+// load of other processes), that CPU time per notify of each
+// (off-cpu-ns/op, on-cpu-ns/op), the spans exported per traced notify (3
 // when none is dropped) and the spans dropped because the export queue
 // was full.
 //
@@ -226,6 +227,8 @@ func benchTracingHTTP(b *testing.B, backend string, conc int) {
 	b.ReportMetric(on, "on-ns/op")
 	b.ReportMetric(off/on, "on/off-throughput")
 	b.ReportMetric(median(cpu[0])/median(cpu[1]), "on/off-cpu")
+	b.ReportMetric(median(cpu[0])/float64(n), "off-cpu-ns/op")
+	b.ReportMetric(median(cpu[1])/float64(n), "on-cpu-ns/op")
 	t.report(b, traced+conc)
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -49,8 +50,30 @@ func newOTLPExporter(ctx context.Context, client otlptrace.Client) (*spanExporte
 	return &spanExporter{client: client}, nil
 }
 
-// ExportSpans implements sdktrace.SpanExporter.
-func (e *spanExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+// finished is what the export reads of an ended span: the methods of
+// sdktrace.ReadOnlySpan that the conversion to OTLP uses, which the
+// recorder's spans have too.
+type finished interface {
+	Name() string
+	SpanContext() trace.SpanContext
+	Parent() trace.SpanContext
+	SpanKind() trace.SpanKind
+	StartTime() time.Time
+	EndTime() time.Time
+	Attributes() []attribute.KeyValue
+	Links() []sdktrace.Link
+	Events() []sdktrace.Event
+	Status() sdktrace.Status
+	DroppedAttributes() int
+	DroppedLinks() int
+	DroppedEvents() int
+	Resource() *resource.Resource
+	InstrumentationScope() instrumentation.Scope
+}
+
+// Export converts spans and sends them in one request; none is sent for
+// no spans.
+func (e *spanExporter) Export(ctx context.Context, spans []finished) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.stopped {
@@ -68,7 +91,7 @@ func (e *spanExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 	return nil
 }
 
-// Shutdown implements sdktrace.SpanExporter: it stops the client.
+// Shutdown stops the client; exports fail afterwards.
 func (e *spanExporter) Shutdown(ctx context.Context) error {
 	var err error
 	e.stopOnce.Do(func() {
@@ -132,7 +155,7 @@ type group struct {
 // convert returns the ResourceSpans of spans, in the order their
 // resources and scopes first appear; the messages are valid until
 // release.
-func (c *converter) convert(spans []sdktrace.ReadOnlySpan) []*tracepb.ResourceSpans {
+func (c *converter) convert(spans []finished) []*tracepb.ResourceSpans {
 	var nSpans, nLinks, nEvents, nKVs int
 	for _, s := range spans {
 		if s == nil {

@@ -70,6 +70,15 @@ func exportSpans(t *testing.T) []sdktrace.ReadOnlySpan {
 	return stubs.Snapshots()
 }
 
+// asFinished is spans as the export reads them.
+func asFinished(spans []sdktrace.ReadOnlySpan) []finished {
+	out := make([]finished, len(spans))
+	for i, s := range spans {
+		out[i] = s
+	}
+	return out
+}
+
 // captured is an OTLP/HTTP endpoint that keeps the requests it receives.
 type captured struct {
 	mu   sync.Mutex
@@ -146,7 +155,7 @@ func TestSpanExporterMatchesSDK(t *testing.T) {
 		if err := sdkExp.ExportSpans(ctx, batch); err != nil {
 			t.Fatal(err)
 		}
-		if err := ours.ExportSpans(ctx, batch); err != nil {
+		if err := ours.Export(ctx, asFinished(batch)); err != nil {
 			t.Fatal(err)
 		}
 		reqs := c.take()
@@ -157,13 +166,13 @@ func TestSpanExporterMatchesSDK(t *testing.T) {
 			t.Fatalf("batch of %d: herald sent\n%v\nthe SDK\n%v", len(batch), reqs[1], reqs[0])
 		}
 	}
-	if err := ours.ExportSpans(ctx, nil); err != nil || len(c.take()) != 0 {
+	if err := ours.Export(ctx, nil); err != nil || len(c.take()) != 0 {
 		t.Fatalf("an empty batch: %v, or a request sent", err)
 	}
 	if err := ours.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := ours.ExportSpans(ctx, spans); err == nil || len(c.take()) != 0 {
+	if err := ours.Export(ctx, asFinished(spans)); err == nil || len(c.take()) != 0 {
 		t.Fatalf("export after Shutdown: %v, or a request sent", err)
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 // Defaults of the span queue.
@@ -27,7 +25,13 @@ type spanQueueOptions struct {
 	target   string
 }
 
-// spanQueue is the span processor of herald's traces: a bounded queue
+// exporter sends a batch of spans (spanExporter).
+type exporter interface {
+	Export(ctx context.Context, spans []finished) error
+	Shutdown(ctx context.Context) error
+}
+
+// spanQueue is the export queue of herald's traces: a bounded queue
 // that a finished span enters without ever waiting (when it is full the
 // span is dropped and counted) and a goroutine that exports it in
 // batches of up to 512, every interval or as soon as a batch's worth
@@ -35,8 +39,8 @@ type spanQueueOptions struct {
 // processor drops in the same way but does not say how many, which
 // /metrics must.
 type spanQueue struct {
-	exp      sdktrace.SpanExporter
-	q        chan sdktrace.ReadOnlySpan
+	exp      exporter
+	q        chan finished
 	full     chan struct{} // a batch's worth waits
 	batchAt  int
 	flush    chan chan struct{}
@@ -54,7 +58,8 @@ type spanQueue struct {
 	failing  atomic.Bool
 }
 
-func newSpanQueue(exp sdktrace.SpanExporter, o spanQueueOptions) *spanQueue {
+// newSpanQueue starts the queue of exp.
+func newSpanQueue(exp exporter, o spanQueueOptions) *spanQueue {
 	if o.size <= 0 {
 		o.size = defaultSpanQueue
 	}
@@ -67,21 +72,15 @@ func newSpanQueue(exp sdktrace.SpanExporter, o spanQueueOptions) *spanQueue {
 	if o.log == nil {
 		o.log = slog.New(slog.DiscardHandler)
 	}
-	q := &spanQueue{exp: exp, q: make(chan sdktrace.ReadOnlySpan, o.size), full: make(chan struct{}, 1), batchAt: min(o.size, spanBatch), flush: make(chan chan struct{}),
+	q := &spanQueue{exp: exp, q: make(chan finished, o.size), full: make(chan struct{}, 1), batchAt: min(o.size, spanBatch), flush: make(chan chan struct{}),
 		stop: make(chan struct{}), done: make(chan struct{}), interval: o.interval, timeout: o.timeout, log: o.log, target: o.target}
 	go q.run()
 	return q
 }
 
-// OnStart implements sdktrace.SpanProcessor.
-func (q *spanQueue) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
-
-// OnEnd implements sdktrace.SpanProcessor: a sampled span is queued, or
-// dropped when the queue is full; it never waits.
-func (q *spanQueue) OnEnd(s sdktrace.ReadOnlySpan) {
-	if !s.SpanContext().IsSampled() {
-		return
-	}
+// enqueue queues an ended span, or drops it when the queue is full; it
+// never waits.
+func (q *spanQueue) enqueue(s finished) {
 	select {
 	case q.q <- s:
 		if len(q.q) >= q.batchAt {
@@ -103,7 +102,7 @@ func (q *spanQueue) run() {
 	defer close(q.done)
 	tick := time.NewTicker(q.interval)
 	defer tick.Stop()
-	batch := make([]sdktrace.ReadOnlySpan, 0, spanBatch)
+	batch := make([]finished, 0, spanBatch)
 	// drain exports what is queued now, a batch at a time.
 	drain := func() {
 		for {
@@ -142,10 +141,10 @@ func (q *spanQueue) run() {
 
 // export sends one batch, bounded by the timeout; a failure is counted
 // and said on the diagnostics log (once, then again on recovery).
-func (q *spanQueue) export(batch []sdktrace.ReadOnlySpan) {
+func (q *spanQueue) export(batch []finished) {
 	ctx, cancel := context.WithTimeout(context.Background(), q.timeout)
 	defer cancel()
-	if err := q.exp.ExportSpans(ctx, batch); err != nil {
+	if err := q.exp.Export(ctx, batch); err != nil {
 		q.failed.Add(1)
 		if !q.failing.Swap(true) {
 			q.log.Warn("OTLP span export failed; the spans of the batch are dropped", "endpoint", q.target, "spans", len(batch), "error", err.Error())
@@ -158,7 +157,7 @@ func (q *spanQueue) export(batch []sdktrace.ReadOnlySpan) {
 	}
 }
 
-// ForceFlush implements sdktrace.SpanProcessor: it exports what is
+// ForceFlush exports what is
 // queued now, giving up at ctx's end.
 func (q *spanQueue) ForceFlush(ctx context.Context) error {
 	ack := make(chan struct{})
@@ -177,7 +176,7 @@ func (q *spanQueue) ForceFlush(ctx context.Context) error {
 	}
 }
 
-// Shutdown implements sdktrace.SpanProcessor: it exports what is queued
+// Shutdown exports what is queued
 // and stops the exporter, giving up at ctx's end.
 func (q *spanQueue) Shutdown(ctx context.Context) error {
 	q.stopOnce.Do(func() { close(q.stop) })

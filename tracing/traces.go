@@ -8,8 +8,8 @@ import (
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // TraceExport is where spans are exported, and which.
@@ -27,7 +27,7 @@ type TraceExport struct {
 	MaxQueueSize int
 }
 
-// newTracer builds the tracer provider of e and its bounded queue.
+// newTracer builds the recorder of e and its bounded export queue.
 func newTracer(ctx context.Context, t *Telemetry, e TraceExport, opts Options) error {
 	res, err := newResource(ctx, opts)
 	if err != nil {
@@ -45,24 +45,24 @@ func newTracer(ctx context.Context, t *Telemetry, e TraceExport, opts Options) e
 		target:   e.URL,
 	})
 	t.spans = q
-	t.traces = sdktrace.NewTracerProvider(
-		sdktrace.WithResource(res),
-		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(e.SampleRatio))),
-		sdktrace.WithSpanProcessor(q),
-	)
-	t.tracer = newTracerOf(t.traces.Tracer(scopeName, trace.WithInstrumentationVersion(opts.Version)))
+	t.tracer = newTracerOf(&recorder{
+		sampler: sdktrace.ParentBased(sdktrace.TraceIDRatioBased(e.SampleRatio)),
+		res:     res,
+		scope:   instrumentation.Scope{Name: scopeName, Version: opts.Version},
+		queue:   q,
+	})
 	return nil
 }
 
 // newSpanExporter builds the OTLP span exporter of e, without retries
 // (a batch the collector refuses is counted and dropped): the SDK's
 // OTLP client with herald's conversion of spans (spanExporter).
-func newSpanExporter(ctx context.Context, e TraceExport, timeout time.Duration) (sdktrace.SpanExporter, error) {
+func newSpanExporter(ctx context.Context, e TraceExport, timeout time.Duration) (*spanExporter, error) {
 	u, err := url.Parse(e.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("tracing: endpoint %q is not an http(s) URL with a host", e.URL)
 	}
-	var exp sdktrace.SpanExporter
+	var exp *spanExporter
 	switch e.Protocol {
 	case ProtocolGRPC:
 		opts := []otlptracegrpc.Option{otlptracegrpc.WithEndpointURL(e.URL), otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: false})}

@@ -42,7 +42,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 // OTLP protocols of LogExport.
@@ -106,10 +105,9 @@ type Options struct {
 // Telemetry is herald's OpenTelemetry pipeline. Create it with New and
 // call Shutdown when the process ends; it is safe for concurrent use.
 type Telemetry struct {
-	logs       *sdklog.LoggerProvider   // nil when the log is not exported
-	traces     *sdktrace.TracerProvider // nil when tracing is off
-	tracer     *Tracer
-	spans      *spanQueue
+	logs       *sdklog.LoggerProvider // nil when the log is not exported
+	tracer     *Tracer                // nil when tracing is off
+	spans      *spanQueue             // nil when tracing is off
 	version    string
 	failures   atomic.Uint64
 	suppressed atomic.Uint64
@@ -213,8 +211,8 @@ func (t *Telemetry) Handler(stdout slog.Handler, level slog.Leveler) slog.Handle
 // ForceFlush exports the records and the spans waiting in the queues.
 func (t *Telemetry) ForceFlush(ctx context.Context) error {
 	var errs [2]error
-	if t != nil && t.traces != nil {
-		errs[0] = t.traces.ForceFlush(ctx)
+	if t != nil && t.spans != nil {
+		errs[0] = t.spans.ForceFlush(ctx)
 	}
 	if t.Exporting() {
 		errs[1] = t.logs.ForceFlush(ctx)
@@ -227,8 +225,8 @@ func (t *Telemetry) ForceFlush(ctx context.Context) error {
 // to stdout only; spans ended afterwards are dropped.
 func (t *Telemetry) Shutdown(ctx context.Context) error {
 	var errs [2]error
-	if t != nil && t.traces != nil {
-		if err := t.traces.Shutdown(ctx); err != nil {
+	if t != nil && t.spans != nil {
+		if err := t.spans.Shutdown(ctx); err != nil {
 			errs[0] = fmt.Errorf("tracing: flush on shutdown: %w", err)
 		}
 	}

@@ -1,0 +1,327 @@
+package tracing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// kept is an exporter that keeps what it is given.
+type kept struct {
+	mu    sync.Mutex
+	spans []finished
+}
+
+// Export implements exporter.
+func (k *kept) Export(_ context.Context, spans []finished) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.spans = append(k.spans, spans...)
+	return nil
+}
+
+// Shutdown implements exporter.
+func (k *kept) Shutdown(context.Context) error { return nil }
+
+// take returns the spans kept so far and forgets them.
+func (k *kept) take() []finished {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	s := k.spans
+	k.spans = nil
+	return s
+}
+
+// newRecorder returns a recorder sampling ratio of new traces, its spans
+// going to k, and a function that waits until they are exported.
+func newRecorder(t *testing.T, ratio float64, k *kept) (*recorder, func()) {
+	t.Helper()
+	q := newSpanQueue(k, spanQueueOptions{interval: time.Hour})
+	t.Cleanup(func() { _ = q.Shutdown(context.Background()) })
+	r := &recorder{sampler: sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio)), queue: q,
+		res: resource.NewSchemaless(attribute.String("service.name", "herald")), scope: instrumentation.Scope{Name: scopeName, Version: "v-test"}}
+	return r, func() {
+		if err := q.ForceFlush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// exercise records, through tr, everything herald records (a notify's
+// server, publish and store spans with an error, a delivery burst with
+// links) and what the trace API allows beyond it: attributes set twice
+// and past the limit, invalid attributes, events and links past their
+// limits, statuses in every order, a rename, a span ended twice, a
+// panic recorded by a deferred End, start and end timestamps.
+func exercise(tr *Tracer) {
+	r := httptest.NewRequest(http.MethodPost, "/api/v1/notification", nil)
+	r.Header.Set(TraceParent, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+	r.Header.Set(TraceState, "vendor=x")
+	ctx, server := tr.StartServer(r)
+	ctx, pub := tr.StartPublish(ctx, "forecast", 68)
+	tp, ts := tr.Format(ctx)
+	sctx, store := tr.StartStore(ctx, "jetstream", "forecast", 1, true)
+	End(store, errors.New("backend down"))
+	_, store2 := tr.StartStore(sctx, "in_memory", "forecast", 2, false)
+	End(store2, nil)
+	pub.Done("forecast@1", nil)
+	_, failed := tr.StartPublish(ctx, "forecast", 7)
+	failed.Done("", fmt.Errorf("store: %w", errors.New("full")))
+	_, ended := tr.StartPublish(ctx, "mars", 1)
+	ended.End()
+	tr.Served(server, http.MethodPost, "/api/v1/notification", "/api/v1/notification", http.StatusServiceUnavailable)
+	server.End()
+
+	burst := tr.StartDelivery(context.Background(), OpProcess, "forecast", "sse")
+	tr.Link(burst, tp, ts, "forecast@1")
+	tr.Link(burst, "not a traceparent", "", "forecast@2")
+	tr.Link(burst, "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-00", "", "forecast@3")
+	Delivered(burst, 3, nil)
+	page := tr.StartDelivery(context.Background(), OpReceive, "forecast", "ws")
+	Delivered(page, 0, errors.New("client gone"))
+
+	// The trace API past what herald uses.
+	at := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	_, s := tr.t.Start(ctx, "raw", trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(at),
+		trace.WithAttributes(attribute.String("a", "1"), attribute.String("a", "2")),
+		trace.WithLinks(trace.Link{SpanContext: trace.SpanContextFromContext(ctx), Attributes: []attribute.KeyValue{attribute.Int("k", 1), attribute.Int("k", 2)}}))
+	s.SetAttributes(attribute.String("b", "x"), attribute.KeyValue{}, attribute.String("a", "3"))
+	for i := range maxSpanAttributes + 2 {
+		s.SetAttributes(attribute.Int(fmt.Sprintf("n%03d", i), i))
+	}
+	s.SetAttributes(attribute.Bool("b", true))
+	for i := range maxSpanEvents + 3 {
+		s.AddEvent(fmt.Sprintf("e%d", i), trace.WithTimestamp(at), trace.WithAttributes(attribute.Int("i", i), attribute.Int("i", -i)))
+	}
+	for i := range maxSpanLinks + 5 {
+		s.AddLink(trace.Link{SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{byte(i + 1)}})})
+	}
+	s.AddLink(trace.Link{})
+	s.SetStatus(codes.Error, "first")
+	s.SetStatus(codes.Unset, "")
+	s.SetStatus(codes.Error, "second")
+	s.SetName("renamed")
+	s.End(trace.WithTimestamp(at.Add(time.Second)))
+	s.End()
+	s.SetName("after the end")
+
+	_, ok := tr.t.Start(ctx, "ok")
+	ok.SetStatus(codes.Ok, "ignored")
+	ok.SetStatus(codes.Error, "too late")
+	ok.End()
+
+	func() {
+		defer func() { _ = recover() }()
+		_, p := tr.t.Start(ctx, "panics")
+		defer p.End()
+		panic("boom")
+	}()
+}
+
+// normalise replaces the trace and span IDs of spans by their order of
+// first appearance and the times by zero, keeping whether each span
+// ended at or after it started.
+func normalise(t *testing.T, spans []*tracepb.Span) {
+	t.Helper()
+	ids := map[string][]byte{}
+	id := func(b []byte) []byte {
+		if len(b) == 0 {
+			return b
+		}
+		n, ok := ids[string(b)]
+		if !ok {
+			n = []byte{byte(len(ids))}
+			ids[string(b)] = n
+		}
+		return n
+	}
+	for _, s := range spans {
+		if s.EndTimeUnixNano < s.StartTimeUnixNano {
+			t.Errorf("span %q ends before it starts", s.Name)
+		}
+		if s.Name != "raw" {
+			s.StartTimeUnixNano, s.EndTimeUnixNano = 0, 0
+		}
+		s.TraceId, s.SpanId, s.ParentSpanId = id(s.TraceId), id(s.SpanId), id(s.ParentSpanId)
+		for _, e := range s.Events {
+			if s.Name != "raw" {
+				e.TimeUnixNano = 0
+			}
+		}
+		for _, l := range s.Links {
+			l.TraceId, l.SpanId = id(l.TraceId), id(l.SpanId)
+		}
+	}
+}
+
+// TestRecorderMatchesSDK: what the recorder exports for everything
+// herald records, and for the trace API's edge cases, is what the SDK's
+// tracer exports for the same calls (same resource, scope, sampler and
+// the SDK's default limits), span for span, once IDs and times are
+// normalised; the trace context herald formats for the notification is
+// the same.
+func TestRecorderMatchesSDK(t *testing.T) {
+	res := resource.NewSchemaless(attribute.String("service.name", "herald"))
+	mem := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSyncer(mem),
+		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(1))))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	exercise(newTracerOf(tp.Tracer(scopeName, trace.WithInstrumentationVersion("v-test"))))
+	var want []finished
+	for _, s := range mem.GetSpans().Snapshots() {
+		want = append(want, s)
+	}
+
+	k := &kept{}
+	r, flush := newRecorder(t, 1, k)
+	exercise(newTracerOf(r))
+	flush()
+	got := k.take()
+
+	var cw, cg converter
+	w, g := cw.convert(want), cg.convert(got)
+	if len(w) != 1 || len(g) != 1 || len(w[0].ScopeSpans) != 1 || len(g[0].ScopeSpans) != 1 {
+		t.Fatalf("resource and scope groups: SDK %d, recorder %d", len(w), len(g))
+	}
+	if !proto.Equal(w[0].Resource, g[0].Resource) || !proto.Equal(w[0].ScopeSpans[0].Scope, g[0].ScopeSpans[0].Scope) {
+		t.Fatalf("resource or scope differ:\n%v\n%v", w[0], g[0])
+	}
+	ws, gs := w[0].ScopeSpans[0].Spans, g[0].ScopeSpans[0].Spans
+	if len(ws) != 11 || len(gs) != len(ws) {
+		t.Fatalf("the recorder exported %d spans, the SDK %d, want 11", len(gs), len(ws))
+	}
+	normalise(t, ws)
+	normalise(t, gs)
+	for i := range ws {
+		if !proto.Equal(ws[i], gs[i]) {
+			t.Errorf("span %d %q: %s", i, ws[i].Name, spanDiff(ws[i], gs[i]))
+		}
+	}
+	raw := gs[slices.IndexFunc(gs, func(s *tracepb.Span) bool { return s.Name == "renamed" })]
+	if raw.DroppedAttributesCount != 5 || raw.DroppedEventsCount != 3 || raw.DroppedLinksCount != 6 || len(raw.Links) != maxSpanLinks {
+		t.Errorf("limits: dropped %d attributes, %d events, %d links; %d links kept", raw.DroppedAttributesCount, raw.DroppedEventsCount, raw.DroppedLinksCount, len(raw.Links))
+	}
+}
+
+// spanDiff says where the recorder's span g differs from the SDK's w.
+func spanDiff(w, g *tracepb.Span) string {
+	var d []string
+	for i := range max(len(w.Attributes), len(g.Attributes)) {
+		if i >= len(w.Attributes) || i >= len(g.Attributes) || !proto.Equal(w.Attributes[i], g.Attributes[i]) {
+			d = append(d, fmt.Sprintf("attribute %d of %d/%d", i, len(w.Attributes), len(g.Attributes)))
+			break
+		}
+	}
+	for i := range max(len(w.Events), len(g.Events)) {
+		if i >= len(w.Events) || i >= len(g.Events) || !proto.Equal(w.Events[i], g.Events[i]) {
+			d = append(d, fmt.Sprintf("event %d of %d/%d", i, len(w.Events), len(g.Events)))
+			break
+		}
+	}
+	for i := range max(len(w.Links), len(g.Links)) {
+		if i >= len(w.Links) || i >= len(g.Links) || !proto.Equal(w.Links[i], g.Links[i]) {
+			d = append(d, fmt.Sprintf("link %d of %d/%d", i, len(w.Links), len(g.Links)))
+			break
+		}
+	}
+	w2, g2 := proto.Clone(w).(*tracepb.Span), proto.Clone(g).(*tracepb.Span)
+	w2.Attributes, w2.Events, w2.Links, g2.Attributes, g2.Events, g2.Links = nil, nil, nil, nil, nil, nil
+	if !proto.Equal(w2, g2) {
+		d = append(d, fmt.Sprintf("SDK %v, recorder %v", w2, g2))
+	}
+	return strings.Join(d, "; ")
+}
+
+// TestRecorderSampling: a new trace at ratio 0 is not recorded or
+// exported but has a valid, unsampled span context, which herald still
+// formats; a sampled publisher's trace is recorded at ratio 0 (parent
+// based) and keeps its trace ID and state; an unsampled publisher's is
+// not recorded.
+func TestRecorderSampling(t *testing.T) {
+	k := &kept{}
+	r, flush := newRecorder(t, 0, k)
+	tr := newTracerOf(r)
+
+	ctx, pub := tr.StartPublish(context.Background(), "forecast", 1)
+	tp, _ := tr.Format(ctx)
+	if pub.IsRecording() || len(tp) != 55 || tp[53:] != "00" {
+		t.Errorf("new trace at ratio 0: recording %v, traceparent %q", pub.IsRecording(), tp)
+	}
+	pub.Done("forecast@1", nil)
+
+	ctx = tr.ExtractFields(context.Background(), "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "v=1")
+	ctx, sampled := tr.StartPublish(ctx, "forecast", 1)
+	tp, ts := tr.Format(ctx)
+	if !sampled.IsRecording() || tp[3:35] != "0af7651916cd43dd8448eb211c80319c" || tp[53:] != "01" || ts != "v=1" {
+		t.Errorf("sampled parent: recording %v, %q %q", sampled.IsRecording(), tp, ts)
+	}
+	sampled.Done("forecast@2", nil)
+
+	ctx = tr.ExtractFields(context.Background(), "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00", "")
+	_, unsampled := tr.StartPublish(ctx, "forecast", 1)
+	if unsampled.IsRecording() {
+		t.Error("unsampled parent: recording")
+	}
+	unsampled.Done("forecast@3", nil)
+
+	flush()
+	got := k.take()
+	if len(got) != 1 || got[0].Name() != "publish forecast" || got[0].Parent().SpanID().String() != "b7ad6b7169203331" {
+		t.Fatalf("exported %d spans, want the sampled parent's publish span alone", len(got))
+	}
+}
+
+// TestRecorderConcurrentSpan: one span used from many goroutines at once
+// (attributes, links, events, status, name, ends) is exported once,
+// with every attribute and link added before its first End.
+func TestRecorderConcurrentSpan(t *testing.T) {
+	k := &kept{}
+	r, flush := newRecorder(t, 1, k)
+	_, s := r.Start(context.Background(), "shared")
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 10 {
+				s.SetAttributes(attribute.Int(fmt.Sprintf("g%d-%d", g, i), i))
+				s.AddLink(trace.Link{Attributes: []attribute.KeyValue{attribute.Int("g", g)}})
+				s.AddEvent("e")
+				s.SetStatus(codes.Error, "x")
+				s.SetName("shared")
+				_ = s.IsRecording()
+			}
+		})
+	}
+	wg.Wait()
+	var ends sync.WaitGroup
+	for range 4 {
+		ends.Go(func() { s.End() })
+	}
+	ends.Wait()
+	s.SetAttributes(attribute.String("late", "x"))
+	flush()
+	got := k.take()
+	if len(got) != 1 {
+		t.Fatalf("exported %d times, want once", len(got))
+	}
+	sp := got[0]
+	if len(sp.Attributes()) != 80 || len(sp.Links()) != 80 || len(sp.Events()) != 80 || sp.Status().Code != codes.Error {
+		t.Errorf("%d attributes, %d links, %d events, status %v; want 80, 80, 80, error", len(sp.Attributes()), len(sp.Links()), len(sp.Events()), sp.Status())
+	}
+}
