@@ -33,8 +33,17 @@ const (
 	HeaderContentType = "Content-Type"
 	// HeaderTraceParent and HeaderTraceState hold the W3C trace context
 	// of the notification's creation, when it has one (tracing on).
-	HeaderTraceParent = "traceparent"
-	HeaderTraceState  = "tracestate"
+	// They are not named traceparent: a NATS server reads a message's
+	// sampled traceparent header as a request for its own message
+	// tracing, building a map of every header of each such message (and
+	// sending trace events where an account enables it).
+	HeaderTraceParent = "Herald-Traceparent"
+	HeaderTraceState  = "Herald-Tracestate"
+	// legacyTraceParent and legacyTraceState are the names development
+	// builds of 0.3.0 stored the trace context under; such records are
+	// read alike.
+	legacyTraceParent = "traceparent"
+	legacyTraceState  = "tracestate"
 )
 
 // maxSubjectLen bounds the wire subject of a notification: a NATS server
@@ -191,6 +200,11 @@ func record(subject string, h nats.Header, data []byte, seq uint64, at time.Time
 	if v := h[HeaderTraceParent]; len(v) > 0 {
 		rec.TraceParent = v[0]
 		if v := h[HeaderTraceState]; len(v) > 0 {
+			rec.TraceState = v[0]
+		}
+	} else if v := h[legacyTraceParent]; len(v) > 0 {
+		rec.TraceParent = v[0]
+		if v := h[legacyTraceState]; len(v) > 0 {
 			rec.TraceState = v[0]
 		}
 	}

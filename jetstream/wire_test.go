@@ -3,6 +3,7 @@ package jetstream
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -189,5 +190,45 @@ func TestEventTypeHeader(t *testing.T) {
 	}
 	if v := m.Header.Get(nats.MsgIdHdr); v == "" {
 		t.Error("no Nats-Msg-Id header")
+	}
+}
+
+// TestTraceContextHeaders: a notification's trace context is stored
+// under herald's own header names (a NATS server takes a sampled
+// traceparent header for its own message tracing) and read back; a
+// message stored under the W3C names (development builds of 0.3.0)
+// reads alike; a
+// notification without one stores no trace header.
+func TestTraceContextHeaders(t *testing.T) {
+	e := open(t, testOptions(t))
+	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	traced := note("alert", "eu")
+	traced.TraceParent, traced.TraceState = tp, "vendor=x"
+	mustPublish(t, e, traced)
+	mustPublish(t, e, note("alert", "us"))
+	js := e.cur().js
+	legacy := &nats.Msg{Subject: "alert.fr", Data: []byte(`{}`), Header: nats.Header{legacyTraceParent: {tp}, legacyTraceState: {"vendor=y"}}}
+	if _, err := js.PublishMsg(t.Context(), legacy); err != nil {
+		t.Fatal(err)
+	}
+	recs := readAll(t, e, query("alert", "*"), everything, 10)
+	if len(recs) != 3 {
+		t.Fatalf("%d records, want 3", len(recs))
+	}
+	for i, want := range [][2]string{{tp, "vendor=x"}, {"", ""}, {tp, "vendor=y"}} {
+		if recs[i].TraceParent != want[0] || recs[i].TraceState != want[1] {
+			t.Errorf("record %d: trace context %q %q, want %q %q", i, recs[i].TraceParent, recs[i].TraceState, want[0], want[1])
+		}
+	}
+	for seq, want := range map[int]nats.Header{1: {"Herald-Traceparent": {tp}, "Herald-Tracestate": {"vendor=x"}}, 2: {}} {
+		m, err := js.Conn().Request("$JS.API.DIRECT.GET.ALERT", []byte(`{"seq":`+strconv.Itoa(seq)+`}`), wait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"Herald-Traceparent", "Herald-Tracestate", "traceparent", "tracestate"} {
+			if got, w := m.Header.Get(k), want.Get(k); got != w {
+				t.Errorf("message %d: header %s = %q, want %q", seq, k, got, w)
+			}
+		}
 	}
 }
