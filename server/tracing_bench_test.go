@@ -33,6 +33,7 @@ const (
 // tracingBench is a pair of heralds alike but for tracing, off ([0])
 // and on ([1], at 100 % sampling), each served over loopback HTTP.
 type tracingBench struct {
+	parent  string // the traceparent header sent; "" for none
 	tel     *tracing.Telemetry
 	c       *tracingtest.Collector
 	servers [2]*server.Server
@@ -48,10 +49,20 @@ type tracingBench struct {
 // the same cores, costs next to nothing beside herald's own work:
 // recording the spans, converting them to protobuf and sending them.
 func newTracingBench(tb testing.TB, backend string, conns int) *tracingBench {
+	return newSampledBench(tb, backend, conns, 1)
+}
+
+// newSampledBench is newTracingBench with the traced herald sampling
+// ratio of new traces; below 1 the notifies carry no traceparent, so
+// that herald starts (and samples) their traces itself.
+func newSampledBench(tb testing.TB, backend string, conns int, ratio float64) *tracingBench {
 	tb.Helper()
-	t := &tracingBench{c: tracingtest.StartDiscard(tb)}
+	t := &tracingBench{c: tracingtest.StartDiscard(tb), parent: tracingBenchParent}
+	if ratio < 1 {
+		t.parent = ""
+	}
 	tel, err := tracing.New(context.Background(), tracing.Options{Version: "bench",
-		Traces: &tracing.TraceExport{Protocol: tracing.ProtocolHTTP, URL: t.c.Endpoint() + "/v1/traces", SampleRatio: 1, MaxQueueSize: 1 << 16}})
+		Traces: &tracing.TraceExport{Protocol: tracing.ProtocolHTTP, URL: t.c.Endpoint() + "/v1/traces", SampleRatio: ratio, MaxQueueSize: 1 << 16}})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -96,7 +107,9 @@ func (t *tracingBench) notify(i int) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("traceparent", tracingBenchParent)
+	if t.parent != "" {
+		req.Header.Set("traceparent", t.parent)
+	}
 	resp, err := t.clients[i].Do(req)
 	if err != nil {
 		return err
@@ -183,6 +196,10 @@ func median(ds []time.Duration) float64 {
 // when none is dropped) and the spans dropped because the export queue
 // was full.
 //
+// The -sampled-10pct variants send no traceparent and sample 10 % of
+// the traces herald starts (tracing.sample_ratio 0.1): what tracing
+// costs as a deployment would usually run it (spans/notify about 0.3).
+//
 // memory-inprocess is the in-memory engine without HTTP: the router
 // serving one notify at a time in process (httptest), alternately on
 // each herald, medians of single notifies; it shows the cost of tracing
@@ -195,12 +212,21 @@ func BenchmarkNotifyTracing(b *testing.B) {
 			})
 		}
 	}
+	for _, backend := range []string{"memory", "jetstream"} {
+		b.Run(backend+"-http-c16-sampled-10pct", func(b *testing.B) {
+			benchSampledHTTP(b, newSampledBench(b, backend, 16, 0.1), 16)
+		})
+	}
 	b.Run("memory-inprocess", benchTracingInProcess)
 }
 
 // benchTracingHTTP is a loopback variant of BenchmarkNotifyTracing.
 func benchTracingHTTP(b *testing.B, backend string, conc int) {
-	t := newTracingBench(b, backend, conc)
+	benchSampledHTTP(b, newTracingBench(b, backend, conc), conc)
+}
+
+// benchSampledHTTP runs the phases of t from conc clients.
+func benchSampledHTTP(b *testing.B, t *tracingBench, conc int) {
 	n := max(256, 32*conc)
 	for i := range 2 { // open the connections
 		if _, _, err := t.phase(i, conc, conc); err != nil {
