@@ -175,20 +175,33 @@ func (c *client) readSSE(ctx context.Context, path, body string, on func(ev sseE
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		return fmt.Errorf("POST %s: Content-Type %q, want text/event-stream", path, ct)
 	}
-	r := bufio.NewReaderSize(resp.Body, 16<<10)
+	if err := scanSSE(resp.Body, on); err != nil {
+		return fmt.Errorf("POST %s: %w", path, err)
+	}
+	return nil
+}
+
+// scanSSE reads an event stream from r and calls on for each event
+// (dispatched at its blank line) until on returns false or an error, or
+// the stream ends: an end of stream before that is io.ErrUnexpectedEOF,
+// since every stream of the run ends with connection-closing. Comment
+// lines and fields other than event and data are ignored; several data
+// lines are joined with newlines.
+func scanSSE(r io.Reader, on func(ev sseEvent) (bool, error)) error {
+	br := bufio.NewReaderSize(r, 16<<10)
 	var name string
 	var data []byte
 	for {
-		line, err := r.ReadSlice('\n')
+		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			rest, err2 := r.ReadBytes('\n')
+			rest, err2 := br.ReadBytes('\n')
 			line, err = append(slices.Clone(line), rest...), err2
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return io.ErrUnexpectedEOF // every stream of the run ends with connection-closing
+				return io.ErrUnexpectedEOF
 			}
-			return fmt.Errorf("POST %s: %w", path, err)
+			return err
 		}
 		line = bytes.TrimRight(line, "\r\n")
 		switch {
@@ -231,45 +244,59 @@ func controlType(data []byte) string {
 
 // ---- replay ----
 
-// replay runs one replay of event type et from sequence 1, counts its
-// replay events and returns the count and the time from the request to
-// replay_completed. The stream must go replay_started, replay*,
-// replay_completed, connection-closing; a truncation or an error event
-// fails it.
+// replayCount follows the events of a replay stream: it counts the
+// replay events and notes when replay_completed came. The stream must go
+// replay_started, replay*, replay_completed, connection-closing; a
+// truncation (notification_replay_limit_reached), an error event or
+// anything out of that order is an error.
+type replayCount struct {
+	began     time.Time
+	n         int
+	started   bool
+	completed time.Duration // since began; 0 until replay_completed
+}
+
+// on takes the next event; it returns false after connection-closing.
+func (rc *replayCount) on(ev sseEvent) (bool, error) {
+	switch ev.name {
+	case "replay":
+		if !rc.started || rc.completed != 0 {
+			return false, fmt.Errorf("a replay event outside replay_started … replay_completed: %s", ev.data)
+		}
+		rc.n++
+	case "replay-control":
+		switch t := controlType(ev.data); t {
+		case "replay_started":
+			rc.started = true
+		case "replay_completed":
+			if !rc.started {
+				return false, errors.New("replay_completed before replay_started")
+			}
+			rc.completed = max(time.Since(rc.began), 1)
+		default:
+			return false, fmt.Errorf("replay-control %q after %d events: %s", t, rc.n, ev.data)
+		}
+	case "connection-closing":
+		if rc.completed == 0 {
+			return false, fmt.Errorf("connection-closing after %d events without replay_completed: %s", rc.n, ev.data)
+		}
+		return false, nil
+	case "error":
+		return false, fmt.Errorf("error event after %d events: %s", rc.n, ev.data)
+	}
+	return true, nil
+}
+
+// replay runs one replay of event type et from sequence 1 and returns
+// the number of replay events and the time from the request to
+// replay_completed (see replayCount for what it accepts).
 func (c *client) replay(ctx context.Context, et string) (int, time.Duration, error) {
 	body := fmt.Sprintf(`{"event_type":%q,"identifier":{},"from_id":"1"}`, et)
-	n, started, completed := 0, false, time.Duration(0)
-	began := time.Now()
-	err := c.readSSE(ctx, "/api/v1/replay", body, func(ev sseEvent) (bool, error) {
-		switch ev.name {
-		case "replay":
-			if !started {
-				return false, errors.New("a replay event before replay_started")
-			}
-			n++
-		case "replay-control":
-			switch t := controlType(ev.data); t {
-			case "replay_started":
-				started = true
-			case "replay_completed":
-				completed = time.Since(began)
-			default:
-				return false, fmt.Errorf("replay-control %s after %d events: %s", t, n, ev.data)
-			}
-		case "connection-closing":
-			if completed == 0 {
-				return false, fmt.Errorf("connection-closing after %d events without replay_completed: %s", n, ev.data)
-			}
-			return false, nil
-		case "error":
-			return false, fmt.Errorf("error event after %d events: %s", n, ev.data)
-		}
-		return true, nil
-	})
-	if err != nil {
-		return n, 0, fmt.Errorf("replay of %s: %w", et, err)
+	rc := &replayCount{began: time.Now()}
+	if err := c.readSSE(ctx, "/api/v1/replay", body, rc.on); err != nil {
+		return rc.n, 0, fmt.Errorf("replay of %s: %w", et, err)
 	}
-	return n, completed, nil
+	return rc.n, rc.completed, nil
 }
 
 // store notifies count notifications of event type et, each on a subject
