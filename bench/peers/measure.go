@@ -405,7 +405,9 @@ func (c *client) fanout(ctx context.Context, et string, w, events int, gap time.
 			}
 		}()
 	}
-	defer wg.Wait()
+	// On every return the watches end first, then their readers are
+	// waited for.
+	defer func() { cancel(); wg.Wait() }()
 	deadline := time.Now().Add(2 * time.Minute)
 	for ready.Load() < int64(w) {
 		select {
@@ -442,8 +444,6 @@ func (c *client) fanout(ctx context.Context, et string, w, events int, gap time.
 	}
 	cancel()
 	wg.Wait()
-	mu.Lock()
-	defer mu.Unlock()
 	slices.Sort(lat)
 	return lat, nil
 }
