@@ -78,6 +78,8 @@ type params struct {
 	batchSize           int
 	batchConcurrency    int
 	logLevel            string
+	// keep leaves the run's directory (configs, server logs) in place.
+	keep bool
 }
 
 func main() {
@@ -98,6 +100,7 @@ func main() {
 	flag.IntVar(&p.batchSize, "batch-size", 1000, "batch notify (herald): notifications per request")
 	flag.IntVar(&p.batchConcurrency, "batch-concurrency", 4, "batch notify (herald): concurrent requests")
 	flag.StringVar(&p.logLevel, "log-level", "info", "logging.level of both servers (their output goes to files)")
+	flag.BoolVar(&p.keep, "keep", false, "keep the run's directory (the config files and each server's log) and print its path")
 	timeout := flag.Duration("timeout", time.Hour, "bound of the whole run")
 	flag.Parse()
 	var err error
@@ -195,7 +198,11 @@ func run(ctx context.Context, p params, out, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	if p.keep {
+		fmt.Fprintf(progress, "configs and server logs are kept in %s\n", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
 	sides := []string{sideHerald}
 	bins := map[string]string{sideHerald: p.herald}
 	if p.aviso != "" {
