@@ -6,6 +6,15 @@
 //	/tmp/peers -herald /tmp/herald -aviso /path/to/aviso-server -nats /tmp/nats-server \
 //	           [-rounds 3] [-duration 5s] [-engine jetstream|in_memory|both]
 //
+// aviso-server is the release from the Rust package registry:
+//
+//	cargo install aviso-server --version 0.13.1 --locked --root DIR   # DIR/bin/aviso_server
+//
+// (its build downloads the Swagger UI from GitHub; offline, point
+// SWAGGER_UI_DOWNLOAD_URL at a local zip, file://..., which changes
+// nothing but the /swagger-ui/ pages). -keep leaves the configs and each
+// server's log in place.
+//
 // Both servers read the same config file (only keys aviso-server
 // defines; see config.go), through AVISOSERVER_CONFIG_FILE, with the port
 // and the NATS URL set by AVISOSERVER_ environment overrides. On
