@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -56,7 +55,16 @@ func startNATS(ctx context.Context, bin, dir string, log io.Writer) (*exec.Cmd, 
 	if err != nil {
 		return nil, "", err
 	}
-	cmd := exec.Command(bin, "-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", filepath.Join(dir, "nats"))
+	// nats-server 2.15 allows 1,000 consumers per stream by default;
+	// aviso-server opens one per watcher (herald one per stream), and
+	// the consumers of a phase's watchers linger for their inactivity
+	// threshold, so the limit is lifted for the 1,000-watcher fan-out.
+	conf := filepath.Join(dir, "nats.conf")
+	text := fmt.Sprintf("listen: \"127.0.0.1:%d\"\njetstream {\n  store_dir: %q\n  limits { default_max_consumers: -1 }\n}\n", port, filepath.Join(dir, "nats"))
+	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+		return nil, "", fmt.Errorf("nats-server config: %w", err)
+	}
+	cmd := exec.Command(bin, "-c", conf)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = benchproc.OrphanGuard()
 	cmd.Dir = dir
