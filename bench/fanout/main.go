@@ -224,23 +224,26 @@ func raiseFileLimit(n int) error {
 // default (session queue of 16 frames, 256 events per frame, 128 KiB
 // stream send buffers, BLOCKING timeout 1 s). The backend is in-memory
 // or, with -engine jetstream, the embedded JetStream server with its
-// files in the measurement's own directory. The typed sides keep every
+// files in the measurement's own directory; its streams then keep every
+// notification (allow_duplicates), not the newest per subject: with the
+// default, SSE watchers that fall behind at saturation were seen to miss
+// notifications superseded in the stream. The typed sides keep every
 // record of a measurement in the in-memory history (its default keeps
 // the newest per subject), as every side does with -inproc, so that the
 // tool can read them back.
 const heraldConfig = `
-application: {host: 127.0.0.1, port: %d}
+application: {host: 127.0.0.1, port: %[1]d}
 logging: {level: warn}
-notification_backend: {%s}
-watch_endpoint: {max_streams_per_client: 0, max_streams_per_user: 0, live_queue_size: %d, max_lag_sec: 600%s}
-codecs: {definitions: %s}
+notification_backend: {%[2]s}
+watch_endpoint: {max_streams_per_client: 0, max_streams_per_user: 0, live_queue_size: %[3]d, max_lag_sec: 600%[4]s}
+codecs: {definitions: %[5]s}
 notification_schema:
-  mars:
+  mars:%[6]s
     topic: {base: mars, key_order: [class, step]}
     identifier:
       class: {type: EnumHandler, values: [od, rd], required: true}
       step: {type: IntHandler, required: false}
-  reading:
+  reading:%[6]s
     payload: {codec: reading_json}
     topic: {base: reading, key_order: [class, step]}
     identifier:
@@ -501,15 +504,16 @@ func measure(ctx context.Context, p params, dir string, round int, tr, side, ceP
 		if p.sendBuffer >= 0 {
 			extra = fmt.Sprintf(", stream_send_buffer_bytes: %d", p.sendBuffer)
 		}
-		backend := "kind: in_memory"
+		backend, storage := "kind: in_memory", ""
 		switch {
 		case p.engine == "jetstream":
 			js := filepath.Join(dir, fmt.Sprintf("jetstream-%s-%s-%d", tr, side, round))
 			backend = fmt.Sprintf("kind: jetstream, jetstream: {data_dir: %q}", js)
+			storage = "\n    storage_policy: {allow_duplicates: true}"
 		case side != "herald" || p.inproc:
 			backend += fmt.Sprintf(", in_memory: {max_history_per_topic: %d}", p.notifications+1)
 		}
-		text := fmt.Sprintf(heraldConfig, port, backend, p.notifications+1000, extra, filepath.Join(dir, "typed.nspl"))
+		text := fmt.Sprintf(heraldConfig, port, backend, p.notifications+1000, extra, filepath.Join(dir, "typed.nspl"), storage)
 		if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
 			return res, err
 		}
