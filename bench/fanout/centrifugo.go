@@ -130,7 +130,7 @@ func scanCentFrame(frame []byte, pub func(msg []byte)) centFrame {
 				if i := bytes.Index(push, []byte(`",`)); i >= 0 {
 					push = push[i+2:]
 				}
-			} else {
+			} else if len(push) > 0 {
 				push = push[1:]
 			}
 			switch {

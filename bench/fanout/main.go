@@ -8,6 +8,12 @@
 //	/tmp/fanout -herald /tmp/herald-bench [-subscribers 1000] [-notifications 5000] [-rounds 3]
 //	            [-transports ws,sse] [-sides herald,single,batch] [-send-buffer BYTES] [-cpuprofile DIR]
 //	/tmp/fanout -herald /tmp/herald-bench -sides typed-row,typed-mixed   # typed payloads
+//	/tmp/fanout -herald /tmp/herald-bench -centrifugo /tmp/centrifugo -transports ws -sides herald,centrifugo
+//	/tmp/fanout -herald /tmp/herald-bench -centrifugo /tmp/centrifugo -transports ws -sides herald,centrifugo -rate 100 -notifications 3000
+//	/tmp/fanout -herald /tmp/herald-bench -engine jetstream -transports ws -sides herald -rate 100 -notifications 3000
+//
+// (Centrifugo is built apart, never a dependency of herald's module:
+// GOBIN=/tmp go install github.com/centrifugal/centrifugo/v6@v6.9.1.)
 //
 // Each measurement starts one server process, opens the subscribers on
 // it from this process (so the clients' memory and CPU are not the
@@ -18,7 +24,8 @@
 // delivery; each client counts the CloudEvents it receives.
 //
 //   - herald: the herald binary (-herald) on the in-memory backend with
-//     one event type. ws: 1,000 sessions (GET /api/v1/session), each
+//     one event type (-engine jetstream: the embedded JetStream
+//     backend, whose streams then keep every notification). ws: 1,000 sessions (GET /api/v1/session), each
 //     with one BLOCKING subscription to the whole stream; sse: 1,000
 //     watchers (POST /api/v1/watch) of the same stream. The publisher is
 //     one WebSocket producer, batches of 100 with credit 16.
@@ -37,6 +44,25 @@
 //     round: what rendering each record in three views costs against
 //     one, when a record is encoded once per view and not per
 //     subscriber.
+//   - centrifugo (-centrifugo PATH; ws only): Centrifugo v6, a
+//     general-purpose real-time fan-out server, as an outside
+//     reference; see centrifugo.go. The subscribers use its JSON
+//     protocol and one channel; the publisher its HTTP API, up to
+//     -credit publishes in flight; each publication's data is the
+//     CloudEvent herald rendered at its warm-up (so herald must come
+//     first in -sides), so messages are the same size. The summary adds
+//     herald : centrifugo per round.
+//
+// With -rate R the tool measures latency instead (herald and
+// centrifugo, WebSocket only): -notifications notifications published
+// one per publish at R per second, each carrying its publish time in its
+// payload; every subscriber records publish to delivery for each, and
+// the report gives p50, p99 and max over all deliveries, and the
+// server's CPU per delivery.
+//
+// Every measurement checks that each subscriber received exactly every
+// notification (the warm-up's and the measurement's), and fails naming
+// the subscribers that did not, with their counts.
 //
 // Columns: deliveries/s; elapsed (first publish to last delivery);
 // publish (first publish to the reply of the last batch, herald only);
