@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"debug/buildinfo"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,7 +19,7 @@ import (
 // The centrifugo side is a reference from outside: Centrifugo v6 (a
 // general-purpose real-time fan-out server), a binary given with
 // -centrifugo and never a dependency of herald's module. The tool starts
-// it with centrifugoConfig, connects the subscribers over WebSocket with
+// it with a generated config, connects the subscribers over WebSocket with
 // Centrifugo's JSON client protocol (a connect command, then a subscribe
 // to centChannel; the server's pushes arrive newline-delimited, several
 // to a frame; its application pings are empty objects, {}, which the
@@ -33,45 +32,15 @@ import (
 
 // centChannel is the channel of the measurement, in the namespace the
 // config opens to anonymous subscribers.
-const centChannel = "bench:fanout"
+const centChannel = benchproc.CentrifugoNamespace + ":fanout"
 
-// centAPIKey is the HTTP API key of the generated config.
-const centAPIKey = "fanout-bench-key"
-
-// centrifugoConfig is Centrifugo's config (v6 layout): loopback only,
-// warnings only, anonymous connections without a token, the namespace
-// "bench" open to anonymous and authenticated subscribers, the HTTP API
-// behind centAPIKey, no usage statistics. The per-connection queue
-// (client.queue_max_size, in bytes) is raised to hold a whole
-// measurement, as herald's live queue is: at saturation the publisher
-// runs ahead of the fan-out on purpose, and a queue that overflows makes
-// Centrifugo disconnect the subscriber (code 3008, "slow"). Everything
-// else is Centrifugo's default (16 messages per frame at most, write
-// timeout 1 s, pings every 25 s).
-func centrifugoConfig(port, queueBytes int) []byte {
-	cfg := map[string]any{
-		"http_server": map[string]any{"address": "127.0.0.1", "port": port},
-		"log":         map[string]any{"level": "warn"},
-		"client": map[string]any{
-			"allow_anonymous_connect_without_token": true,
-			"queue_max_size":                        queueBytes,
-		},
-		"channel": map[string]any{
-			"namespaces": []map[string]any{{
-				"name":                          "bench",
-				"allow_subscribe_for_anonymous": true,
-				"allow_subscribe_for_client":    true,
-			}},
-		},
-		"http_api":    map[string]any{"key": centAPIKey},
-		"usage_stats": map[string]any{"disabled": true},
-	}
-	b, err := json.MarshalIndent(cfg, "", "  ")
-	if err != nil {
-		panic(err) // a literal of maps, strings and numbers always encodes
-	}
-	return b
-}
+// The generated config is benchproc.CentrifugoConfig with the
+// per-connection queue (client.queue_max_size, in bytes) raised to hold
+// a whole measurement, as herald's live queue is: at saturation the
+// publisher runs ahead of the fan-out on purpose, and a queue that
+// overflows makes Centrifugo disconnect the subscriber (close code 3008,
+// "slow"). Everything else is Centrifugo's default (16 messages per
+// frame at most, write timeout 1 s, pings every 25 s).
 
 // centQueueBytes is the per-connection queue that holds n publications
 // of a message of msgSize bytes (with the push envelope), and at least
@@ -305,7 +274,7 @@ func (c *centPublisher) publishOne(ctx context.Context, channel string, data []b
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-API-Key", centAPIKey)
+	req.Header.Set("X-API-Key", benchproc.CentrifugoAPIKey)
 	resp, err := c.client.Do(req)
 	if err != nil {
 		return err
@@ -379,15 +348,4 @@ func centLive(ctx context.Context, addr string) error {
 		return fmt.Errorf("centrifugo's HTTP API: %w", err)
 	}
 	return nil
-}
-
-// centVersion returns the module and version the binary at path was
-// built from (a binary built with go install says v0.0.0 to its version
-// command; its build information holds the module's version).
-func centVersion(path string) string {
-	bi, err := buildinfo.ReadFile(path)
-	if err != nil {
-		return "unknown version (" + err.Error() + ")"
-	}
-	return bi.Main.Path + " " + bi.Main.Version
 }

@@ -381,7 +381,7 @@ func run(ctx context.Context, p params, out io.Writer) error {
 	fmt.Fprintf(out, "herald: %s, stream_send_buffer_bytes %s; bare: the kernel's auto-tuned send buffers\n", backend, sb)
 	if p.centrifugo != "" {
 		fmt.Fprintf(out, "centrifugo: %s, JSON protocol over WebSocket, published with POST /api/publish (%d in flight), client.queue_max_size raised to hold a measurement\n",
-			centVersion(p.centrifugo), p.credit)
+			benchproc.CentrifugoVersion(p.centrifugo), p.credit)
 	}
 	if p.rate > 0 {
 		fmt.Fprintf(out, "latency mode: one notification per publish, %g publishes/s, WebSocket subscribers only; latency = publish to delivery, same clock\n", p.rate)
@@ -568,7 +568,7 @@ func measure(ctx context.Context, p params, dir string, round int, tr, side, ceP
 		if err != nil {
 			return res, err
 		}
-		if err := os.WriteFile(cfg, centrifugoConfig(port, centQueueBytes(p.notifications, len(msg))), 0o600); err != nil {
+		if err := os.WriteFile(cfg, benchproc.CentrifugoConfig(port, centQueueBytes(p.notifications, len(msg))), 0o600); err != nil {
 			return res, err
 		}
 		cmd = exec.Command(p.centrifugo, "--config", cfg)
