@@ -34,20 +34,29 @@ var marker = []byte(`"specversion"`)
 type phase struct {
 	target int64
 	events atomic.Int64
-	frames atomic.Int64 // WebSocket frames carrying events
-	last   atomic.Int64 // unix nanoseconds of the delivery that reached target
+	per    []atomic.Int64 // events by subscriber
+	lat    *latHist       // publish-to-delivery latencies (-rate), nil when not measured
+	frames atomic.Int64   // WebSocket frames carrying events
+	last   atomic.Int64   // unix nanoseconds of the delivery that reached target
 	done   chan struct{}
 	once   sync.Once
 	errMu  sync.Mutex
 	err    error
 }
 
-func newPhase(target int64) *phase { return &phase{target: target, done: make(chan struct{})} }
+// newPhase is a phase in which each of subscribers subscribers is to
+// receive each events events.
+func newPhase(subscribers int, each int64) *phase {
+	return &phase{target: int64(subscribers) * each, per: make([]atomic.Int64, subscribers), done: make(chan struct{})}
+}
 
-// add counts n events (in frames frames) received now.
-func (p *phase) add(n, frames int64) {
+// add counts n events (in frames frames) received now by subscriber sub.
+func (p *phase) add(sub int, n, frames int64) {
 	if frames > 0 {
 		p.frames.Add(frames)
+	}
+	if n > 0 {
+		p.per[sub].Add(n)
 	}
 	if n > 0 && p.events.Add(n) >= p.target {
 		p.last.CompareAndSwap(0, time.Now().UnixNano())
@@ -63,6 +72,26 @@ func (p *phase) fail(err error) {
 	}
 	p.errMu.Unlock()
 	p.once.Do(func() { close(p.done) })
+}
+
+// check returns an error naming the subscribers that did not receive
+// exactly each events, with their counts.
+func (p *phase) check(each int64) error {
+	var wrong []string
+	bad := 0
+	for i := range p.per {
+		if got := p.per[i].Load(); got != each {
+			bad++
+			if len(wrong) < 10 {
+				wrong = append(wrong, fmt.Sprintf("subscriber %d got %d", i, got))
+			}
+		}
+	}
+	if bad == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of %d subscribers did not receive exactly %d events (%s) — %d delivered in all, want %d",
+		bad, len(p.per), each, strings.Join(wrong, ", "), p.events.Load(), p.target)
 }
 
 func (p *phase) failure() error {
@@ -87,7 +116,11 @@ type wsConn struct {
 
 // wsDial opens a WebSocket connection to path offering the herald.v1
 // subprotocol.
-func wsDial(addr, path string) (*wsConn, error) {
+func wsDial(addr, path string) (*wsConn, error) { return wsDialProto(addr, path, "herald.v1") }
+
+// wsDialProto opens a WebSocket connection to path offering the
+// subprotocol proto (none when empty).
+func wsDialProto(addr, path, proto string) (*wsConn, error) {
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		return nil, err
@@ -95,9 +128,13 @@ func wsDial(addr, path string) (*wsConn, error) {
 	var key [16]byte
 	_, _ = rand.Read(key[:])
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	offer := ""
+	if proto != "" {
+		offer = "Sec-WebSocket-Protocol: " + proto + "\r\n"
+	}
 	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
-		"Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: herald.v1\r\n\r\n",
-		path, addr, base64.StdEncoding.EncodeToString(key[:]))
+		"Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n%s\r\n",
+		path, addr, base64.StdEncoding.EncodeToString(key[:]), offer)
 	br := bufio.NewReaderSize(c, 64<<10)
 	status, err := br.ReadString('\n')
 	if err != nil || !strings.Contains(status, " 101 ") {
@@ -198,11 +235,20 @@ func (w *wsConn) next() (op byte, payload []byte, err error) {
 			}
 		case 0xA: // pong
 		case 0x8:
-			return op, w.buf, io.EOF
+			return op, w.buf, closeError(w.buf)
 		default:
 			return op, w.buf, nil
 		}
 	}
+}
+
+// closeError is the error of a close frame with payload p: io.EOF,
+// with the status code and reason the peer gave.
+func closeError(p []byte) error {
+	if len(p) < 2 {
+		return fmt.Errorf("closed by the peer without a status: %w", io.EOF)
+	}
+	return fmt.Errorf("closed by the peer with status %d %q: %w", binary.BigEndian.Uint16(p), p[2:], io.EOF)
 }
 
 // text reads the next text frame.
@@ -257,9 +303,10 @@ func heraldSession(addr, subscribe string) (*wsConn, error) {
 	return w, nil
 }
 
-// countWS counts the events of the frames w receives until it ends.
-// capture, when set, receives a copy of the first events frame.
-func countWS(w *wsConn, ctr *counter, capture func([]byte)) {
+// countWS counts the events of the frames subscriber sub, w, receives
+// until it ends. capture, when set, receives a copy of the first events
+// frame.
+func countWS(sub int, w *wsConn, ctr *counter, capture func([]byte)) {
 	for {
 		p, err := w.text()
 		ph := ctr.cur.Load()
@@ -277,7 +324,11 @@ func countWS(w *wsConn, ctr *counter, capture func([]byte)) {
 				capture(bytes.Clone(p))
 				capture = nil
 			}
-			ph.add(int64(bytes.Count(p, marker)), 1)
+			if ph.lat != nil {
+				now := time.Now().UnixNano()
+				eachSent(p, func(ns int64) { ph.lat.record(time.Duration(now - ns)) })
+			}
+			ph.add(sub, int64(bytes.Count(p, marker)), 1)
 			continue
 		}
 		if bytes.Contains(p, []byte(`"type":"subscription_ended"`)) || bytes.Contains(p, []byte(`"type":"dropped"`)) ||
@@ -344,9 +395,9 @@ func sseOpen(addr, path, body string) (*sseConn, error) {
 	return &sseConn{c: c, rd: rd}, nil
 }
 
-// countSSE counts the events s receives until it ends. capture, when
-// set, receives the data line of the first CloudEvent.
-func countSSE(s *sseConn, ctr *counter, capture func([]byte)) {
+// countSSE counts the events subscriber sub, s, receives until it ends.
+// capture, when set, receives the data line of the first CloudEvent.
+func countSSE(sub int, s *sseConn, ctr *counter, capture func([]byte)) {
 	buf := make([]byte, 64<<10)
 	k := len(marker) - 1
 	tail := 0 // bytes kept from the previous read, so a split marker counts
@@ -366,7 +417,7 @@ func countSSE(s *sseConn, ctr *counter, capture func([]byte)) {
 					}
 				}
 			}
-			ph.add(int64(bytes.Count(data, marker)), 0)
+			ph.add(sub, int64(bytes.Count(data, marker)), 0)
 			if bytes.Contains(data, []byte("connection-closing")) {
 				ph.fail(fmt.Errorf("watcher closed: %s", data[bytes.Index(data, []byte("connection-closing")):]))
 				return

@@ -8,6 +8,12 @@
 //	/tmp/fanout -herald /tmp/herald-bench [-subscribers 1000] [-notifications 5000] [-rounds 3]
 //	            [-transports ws,sse] [-sides herald,single,batch] [-send-buffer BYTES] [-cpuprofile DIR]
 //	/tmp/fanout -herald /tmp/herald-bench -sides typed-row,typed-mixed   # typed payloads
+//	/tmp/fanout -herald /tmp/herald-bench -centrifugo /tmp/centrifugo -transports ws -sides herald,centrifugo
+//	/tmp/fanout -herald /tmp/herald-bench -centrifugo /tmp/centrifugo -transports ws -sides herald,centrifugo -rate 100 -notifications 3000
+//	/tmp/fanout -herald /tmp/herald-bench -engine jetstream -transports ws -sides herald -rate 100 -notifications 3000
+//
+// (Centrifugo is built apart, never a dependency of herald's module:
+// GOBIN=/tmp go install github.com/centrifugal/centrifugo/v6@v6.9.1.)
 //
 // Each measurement starts one server process, opens the subscribers on
 // it from this process (so the clients' memory and CPU are not the
@@ -18,7 +24,8 @@
 // delivery; each client counts the CloudEvents it receives.
 //
 //   - herald: the herald binary (-herald) on the in-memory backend with
-//     one event type. ws: 1,000 sessions (GET /api/v1/session), each
+//     one event type (-engine jetstream: the embedded JetStream
+//     backend, whose streams then keep every notification). ws: 1,000 sessions (GET /api/v1/session), each
 //     with one BLOCKING subscription to the whole stream; sse: 1,000
 //     watchers (POST /api/v1/watch) of the same stream. The publisher is
 //     one WebSocket producer, batches of 100 with credit 16.
@@ -37,6 +44,25 @@
 //     round: what rendering each record in three views costs against
 //     one, when a record is encoded once per view and not per
 //     subscriber.
+//   - centrifugo (-centrifugo PATH; ws only): Centrifugo v6, a
+//     general-purpose real-time fan-out server, as an outside
+//     reference; see centrifugo.go. The subscribers use its JSON
+//     protocol and one channel; the publisher its HTTP API, up to
+//     -credit publishes in flight; each publication's data is the
+//     CloudEvent herald rendered at its warm-up (so herald must come
+//     first in -sides), so messages are the same size. The summary adds
+//     herald : centrifugo per round.
+//
+// With -rate R the tool measures latency instead (herald and
+// centrifugo, WebSocket only): -notifications notifications published
+// one per publish at R per second, each carrying its publish time in its
+// payload; every subscriber records publish to delivery for each, and
+// the report gives p50, p99 and max over all deliveries, and the
+// server's CPU per delivery.
+//
+// Every measurement checks that each subscriber received exactly every
+// notification (the warm-up's and the measurement's), and fails naming
+// the subscribers that did not, with their counts.
 //
 // Columns: deliveries/s; elapsed (first publish to last delivery);
 // publish (first publish to the reply of the last batch, herald only);
@@ -93,6 +119,9 @@ type params struct {
 	sendBuffer    int
 	timeout       time.Duration
 	inproc        bool
+	centrifugo    string  // the Centrifugo binary of the centrifugo side
+	engine        string  // herald's backend: memory or jetstream
+	rate          float64 // publishes per second of the latency mode (0: saturation)
 }
 
 func main() {
@@ -110,6 +139,9 @@ func main() {
 	flag.IntVar(&p.sendBuffer, "send-buffer", -1, "herald's watch_endpoint.stream_send_buffer_bytes (-1: herald's default; 0: the kernel's auto-tuned buffer)")
 	flag.DurationVar(&p.timeout, "timeout", 15*time.Minute, "bound of the whole run")
 	flag.BoolVar(&p.inproc, "inproc", false, "serve the herald sides in this process and check the renderings per record (smoke test)")
+	flag.StringVar(&p.centrifugo, "centrifugo", "", "path of a Centrifugo v6 binary: measure it as the side centrifugo (added to -sides unless they name it)")
+	flag.StringVar(&p.engine, "engine", "memory", "herald's backend: memory (in-memory) or jetstream (embedded JetStream)")
+	flag.Float64Var(&p.rate, "rate", 0, "latency mode: publish one notification at a time, `R` per second, and report publish-to-delivery percentiles (0: saturation)")
 	bareAddr := flag.String("serve-bare", "", "internal: serve the bare broadcaster on `ADDR`")
 	bareCE := flag.String("ce", "", "internal: the CloudEvent file of the bare broadcaster")
 	bareBatch := flag.Bool("coalesce", false, "internal: the bare broadcaster coalesces")
@@ -129,6 +161,19 @@ func main() {
 	}
 	p.transports = strings.Split(transports, ",")
 	p.sides = strings.Split(sides, ",")
+	sidesSet := false
+	flag.Visit(func(f *flag.Flag) { sidesSet = sidesSet || f.Name == "sides" })
+	if p.centrifugo != "" && !slices.Contains(p.sides, "centrifugo") {
+		if sidesSet {
+			fmt.Fprintln(os.Stderr, "fanout: -centrifugo is given but -sides does not name centrifugo")
+			os.Exit(2)
+		}
+		p.sides = append(p.sides, "centrifugo")
+	}
+	if err := p.validate(); err != nil {
+		fmt.Fprintln(os.Stderr, "fanout:", err)
+		os.Exit(2)
+	}
 	if p.herald == "" && p.profileDir == "" && !p.inproc && slices.ContainsFunc(p.sides, isHerald) {
 		fmt.Fprintln(os.Stderr, "fanout: -herald is required (go build -o /tmp/herald-bench . first)")
 		os.Exit(2)
@@ -143,6 +188,39 @@ func main() {
 		fmt.Fprintln(os.Stderr, "fanout:", err)
 		os.Exit(1)
 	}
+}
+
+// validate checks the combination of flags.
+func (p params) validate() error {
+	if p.engine != "memory" && p.engine != "jetstream" {
+		return fmt.Errorf("-engine %q: want memory or jetstream", p.engine)
+	}
+	if slices.Contains(p.sides, "centrifugo") && p.centrifugo == "" {
+		return errors.New("the side centrifugo needs -centrifugo PATH (a Centrifugo v6 binary)")
+	}
+	if p.rate < 0 {
+		return fmt.Errorf("-rate %g: want a rate above 0, or 0 for saturation", p.rate)
+	}
+	if p.rate > 0 {
+		for _, side := range p.sides {
+			if side != "herald" && side != "centrifugo" {
+				return fmt.Errorf("the latency mode (-rate) measures the sides herald and centrifugo, not %q", side)
+			}
+		}
+		if !slices.Contains(p.transports, "ws") {
+			return errors.New("the latency mode (-rate) measures WebSocket subscribers: -transports must include ws")
+		}
+	}
+	if p.inproc && p.profileDir != "" {
+		return errors.New("-inproc and -cpuprofile exclude each other")
+	}
+	return nil
+}
+
+// measured reports whether side is measured over transport tr: the
+// centrifugo side and the latency mode are WebSocket only.
+func (p params) measured(tr, side string) bool {
+	return tr == "ws" || (side != "centrifugo" && p.rate == 0)
 }
 
 // raiseFileLimit makes sure the process (and its children, which inherit
@@ -170,23 +248,28 @@ func raiseFileLimit(n int) error {
 // ahead of the fan-out) is not ended: the live queue holds a whole
 // measurement and max_lag_sec is 10 minutes. Everything else is the
 // default (session queue of 16 frames, 256 events per frame, 128 KiB
-// stream send buffers, BLOCKING timeout 1 s). The typed sides keep every
+// stream send buffers, BLOCKING timeout 1 s). The backend is in-memory
+// or, with -engine jetstream, the embedded JetStream server with its
+// files in the measurement's own directory; its streams then keep every
+// notification (allow_duplicates), not the newest per subject: with the
+// default, SSE watchers that fall behind at saturation were seen to miss
+// notifications superseded in the stream. The typed sides keep every
 // record of a measurement in the in-memory history (its default keeps
 // the newest per subject), as every side does with -inproc, so that the
 // tool can read them back.
 const heraldConfig = `
-application: {host: 127.0.0.1, port: %d}
+application: {host: 127.0.0.1, port: %[1]d}
 logging: {level: warn}
-notification_backend: {kind: in_memory%s}
-watch_endpoint: {max_streams_per_client: 0, max_streams_per_user: 0, live_queue_size: %d, max_lag_sec: 600%s}
-codecs: {definitions: %s}
+notification_backend: {%[2]s}
+watch_endpoint: {max_streams_per_client: 0, max_streams_per_user: 0, live_queue_size: %[3]d, max_lag_sec: 600%[4]s}
+codecs: {definitions: %[5]s}
 notification_schema:
-  mars:
+  mars:%[6]s
     topic: {base: mars, key_order: [class, step]}
     identifier:
       class: {type: EnumHandler, values: [od, rd], required: true}
       step: {type: IntHandler, required: false}
-  reading:
+  reading:%[6]s
     payload: {codec: reading_json}
     topic: {base: reading, key_order: [class, step]}
     identifier:
@@ -262,6 +345,8 @@ type result struct {
 	// rendered is the number of views every record was rendered in,
 	// checked with -inproc (0: not checked).
 	rendered int
+	// The latency mode's publish-to-delivery percentiles.
+	p50, p99, maxLat time.Duration
 }
 
 func (r result) rate() float64 { return float64(r.deliveries) / r.elapsed.Seconds() }
@@ -289,9 +374,23 @@ func run(ctx context.Context, p params, out io.Writer) error {
 	if p.sendBuffer >= 0 {
 		sb = strconv.Itoa(p.sendBuffer) + " bytes"
 	}
-	fmt.Fprintf(out, "herald: in-memory backend, stream_send_buffer_bytes %s; bare: the kernel's auto-tuned send buffers\n", sb)
-	fmt.Fprintf(out, "%-5s %-3s %-11s %13s %9s %9s %9s %13s %12s %11s\n", "round", "tr", "side", "deliveries/s", "elapsed", "publish",
-		"ev/frame", "ev/write(srv)", "srv µs/1k ev", "client CPU")
+	backend := "in-memory backend"
+	if p.engine == "jetstream" {
+		backend = "embedded JetStream backend"
+	}
+	fmt.Fprintf(out, "herald: %s, stream_send_buffer_bytes %s; bare: the kernel's auto-tuned send buffers\n", backend, sb)
+	if p.centrifugo != "" {
+		fmt.Fprintf(out, "centrifugo: %s, JSON protocol over WebSocket, published with POST /api/publish (%d in flight), client.queue_max_size raised to hold a measurement\n",
+			benchproc.CentrifugoVersion(p.centrifugo), p.credit)
+	}
+	if p.rate > 0 {
+		fmt.Fprintf(out, "latency mode: one notification per publish, %g publishes/s, WebSocket subscribers only; latency = publish to delivery, same clock\n", p.rate)
+		fmt.Fprintf(out, "%-5s %-3s %-11s %11s %9s %9s %9s %9s %12s %11s\n", "round", "tr", "side", "deliveries", "p50", "p99", "max", "elapsed",
+			"srv µs/1k ev", "client CPU")
+	} else {
+		fmt.Fprintf(out, "%-5s %-3s %-11s %13s %9s %9s %9s %13s %12s %11s\n", "round", "tr", "side", "deliveries/s", "elapsed", "publish",
+			"ev/frame", "ev/write(srv)", "srv µs/1k ev", "client CPU")
+	}
 	ce := filepath.Join(dir, "cloudevent.json")
 	if err := os.WriteFile(filepath.Join(dir, "typed.nspl"), []byte(typedDefs), 0o600); err != nil {
 		return err
@@ -300,6 +399,9 @@ func run(ctx context.Context, p params, out io.Writer) error {
 	for round := 1; round <= p.rounds; round++ {
 		for _, tr := range p.transports {
 			for _, side := range p.sides {
+				if !p.measured(tr, side) {
+					continue
+				}
 				if !isHerald(side) {
 					if _, err := os.Stat(ce); err != nil {
 						return fmt.Errorf("the bare side needs the CloudEvent of a herald warm-up: put herald first in -sides")
@@ -310,6 +412,11 @@ func run(ctx context.Context, p params, out io.Writer) error {
 					return fmt.Errorf("round %d, %s %s: %w", round, tr, side, err)
 				}
 				all = append(all, r)
+				if p.rate > 0 {
+					fmt.Fprintf(out, "%-5d %-3s %-11s %11d %9s %9s %9s %9s %12.0f %11s\n", round, tr, side, r.deliveries, round3(r.p50),
+						round3(r.p99), round3(r.maxLat), round3(r.elapsed), r.cpuPerDelivery()*1000, round3(r.clientCPU))
+					continue
+				}
 				fr := "-"
 				if r.frames > 0 {
 					fr = fmt.Sprintf("%.1f", float64(r.deliveries)/float64(r.frames))
@@ -340,12 +447,29 @@ func summary(out io.Writer, p params, all []result) {
 			}
 		}
 		for _, side := range p.sides {
-			var rates, cpu []float64
+			if len(by[side]) == 0 {
+				continue
+			}
+			var rates, cpu, p50, p99 []float64
 			for _, r := range by[side] {
 				rates = append(rates, r.rate())
 				cpu = append(cpu, r.cpuPerDelivery())
+				p50 = append(p50, float64(r.p50.Microseconds())/1000)
+				p99 = append(p99, float64(r.p99.Microseconds())/1000)
+			}
+			if p.rate > 0 {
+				fmt.Fprintf(out, "%-3s %-11s p50 %s ms, p99 %s ms, server CPU %s µs per delivery\n", tr, side, spread(p50, "%.2f"), spread(p99, "%.2f"), spread(cpu, "%.2f"))
+				continue
 			}
 			fmt.Fprintf(out, "%-3s %-11s %s deliveries/s, server CPU %s µs per delivery\n", tr, side, spread(rates, "%.0f"), spread(cpu, "%.2f"))
+		}
+		if h, c := by["herald"], by["centrifugo"]; p.rate == 0 && len(h) > 0 && len(h) == len(c) {
+			var ratios, cpu []float64
+			for i := range h {
+				ratios = append(ratios, h[i].rate()/c[i].rate())
+				cpu = append(cpu, c[i].cpuPerDelivery()/h[i].cpuPerDelivery())
+			}
+			fmt.Fprintf(out, "%-3s herald : centrifugo deliveries/s %s, CPU efficiency (centrifugo's CPU per delivery / herald's) %s\n", tr, spread(ratios, "%.2f"), spread(cpu, "%.2f"))
 		}
 		if m, r := by["typed-mixed"], by["typed-row"]; len(m) > 0 && len(m) == len(r) {
 			var ratios, cpu []float64
@@ -397,18 +521,25 @@ func measure(ctx context.Context, p params, dir string, round int, tr, side, ceP
 	}
 	var cmd *exec.Cmd
 	var local *inprocHerald // the herald side in this process (-inproc)
+	var ce []byte           // the CloudEvent of herald's warm-up (centrifugo)
 	profiled := false
-	if isHerald(side) {
+	switch {
+	case isHerald(side):
 		cfg := filepath.Join(dir, "config.yaml")
 		extra := ""
 		if p.sendBuffer >= 0 {
 			extra = fmt.Sprintf(", stream_send_buffer_bytes: %d", p.sendBuffer)
 		}
-		backend := ""
-		if side != "herald" || p.inproc {
-			backend = fmt.Sprintf(", in_memory: {max_history_per_topic: %d}", p.notifications+1)
+		backend, storage := "kind: in_memory", ""
+		switch {
+		case p.engine == "jetstream":
+			js := filepath.Join(dir, fmt.Sprintf("jetstream-%s-%s-%d", tr, side, round))
+			backend = fmt.Sprintf("kind: jetstream, jetstream: {data_dir: %q}", js)
+			storage = "\n    storage_policy: {allow_duplicates: true}"
+		case side != "herald" || p.inproc:
+			backend += fmt.Sprintf(", in_memory: {max_history_per_topic: %d}", p.notifications+1)
 		}
-		text := fmt.Sprintf(heraldConfig, port, backend, p.notifications+1000, extra, filepath.Join(dir, "typed.nspl"))
+		text := fmt.Sprintf(heraldConfig, port, backend, p.notifications+1000, extra, filepath.Join(dir, "typed.nspl"), storage)
 		if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
 			return res, err
 		}
@@ -428,28 +559,45 @@ func measure(ctx context.Context, p params, dir string, round int, tr, side, ceP
 		default:
 			cmd = exec.Command(p.herald, "--config", cfg)
 		}
-	} else {
+	case side == "centrifugo":
+		if ce, err = os.ReadFile(cePath); err != nil {
+			return res, err
+		}
+		cfg := filepath.Join(dir, "centrifugo.json")
+		msg, err := centMessage(ce, p.payload(p.notifications, time.Now().UnixNano()))
+		if err != nil {
+			return res, err
+		}
+		if err := os.WriteFile(cfg, benchproc.CentrifugoConfig(port, centQueueBytes(p.notifications, len(msg))), 0o600); err != nil {
+			return res, err
+		}
+		cmd = exec.Command(p.centrifugo, "--config", cfg)
+		cmd.Dir = dir
+	default:
 		cmd = exec.Command(self, "-serve-bare", addr, "-ce", cePath, "-coalesce="+strconv.FormatBool(side == "batch"))
 	}
 	pid := os.Getpid()
 	if cmd != nil {
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		cmd.SysProcAttr = benchproc.OrphanGuard()
 		if err := cmd.Start(); err != nil {
 			return res, err
 		}
-		defer func() {
-			_ = cmd.Process.Signal(os.Interrupt)
-			_ = cmd.Wait()
-		}()
+		defer benchproc.Stop(cmd, 10*time.Second)
 		pid = cmd.Process.Pid
 	}
 	if err := benchproc.WaitListening(ctx, addr, 2*time.Minute); err != nil {
 		return res, err
 	}
+	if side == "centrifugo" {
+		if err := centLive(ctx, addr); err != nil {
+			return res, err
+		}
+	}
 
 	// The subscribers.
 	ctr := &counter{}
-	warm := newPhase(int64(p.subscribers))
+	warm := newPhase(p.subscribers, 1)
 	ctr.cur.Store(warm)
 	var capMu sync.Mutex
 	var captured []byte
@@ -464,19 +612,26 @@ func measure(ctx context.Context, p params, dir string, round int, tr, side, ceP
 			cp = capture
 		}
 		switch {
+		case side == "centrifugo":
+			w, err := centSession(addr, centChannel)
+			if err != nil {
+				return nil, err
+			}
+			go countCent(i, w, ctr)
+			return w.c, nil
 		case tr == "ws" && isHerald(side):
 			w, err := heraldSession(addr, subscribeRequest(tr, side, i))
 			if err != nil {
 				return nil, err
 			}
-			go countWS(w, ctr, cp)
+			go countWS(i, w, ctr, cp)
 			return w.c, nil
 		case tr == "ws":
 			w, err := wsDial(addr, "/api/v1/session")
 			if err != nil {
 				return nil, err
 			}
-			go countWS(w, ctr, nil)
+			go countWS(i, w, ctr, nil)
 			return w.c, nil
 		default:
 			body := "{}"
@@ -487,7 +642,7 @@ func measure(ctx context.Context, p params, dir string, round int, tr, side, ceP
 			if err != nil {
 				return nil, err
 			}
-			go countSSE(s, ctr, cp)
+			go countSSE(i, s, ctr, cp)
 			return s.c, nil
 		}
 	})
@@ -502,24 +657,61 @@ func measure(ctx context.Context, p params, dir string, round int, tr, side, ceP
 	}
 
 	// Warm-up: one notification that every subscriber receives.
-	var pub *publisher
 	var start func() error
-	if isHerald(side) {
+	pace := time.Duration(0)
+	if p.rate > 0 {
+		pace = time.Duration(float64(time.Second) / p.rate)
+	}
+	switch {
+	case isHerald(side):
 		et := eventType(side)
-		if pub, err = openPublisher(addr, et, p.credit); err != nil {
+		pub, err := openPublisher(addr, et, p.credit)
+		if err != nil {
 			return res, fmt.Errorf("publisher: %w", err)
 		}
 		defer pub.w.c.Close()
-		if _, err := pub.publish(encodeBatches(et, 0, 1, 1, 2)); err != nil {
+		if _, err := pub.publish(ctx, encodeBatches(et, 0, 1, 1, 2)); err != nil {
 			return res, fmt.Errorf("warm-up: %w", err)
 		}
 		batches := encodeBatches(et, 1, p.notifications, p.batch, 10)
 		start = func() error {
-			took, err := pub.publish(batches)
+			var took time.Duration
+			var err error
+			if p.rate > 0 {
+				took, err = pub.publishFunc(ctx, p.notifications, pace, func(i int) []byte { return encodeTimed(i+1, 10+i) })
+			} else {
+				took, err = pub.publish(ctx, batches)
+			}
 			res.published = took
 			return err
 		}
-	} else {
+	case side == "centrifugo":
+		cp := newCentPublisher(addr, p.credit)
+		defer cp.close()
+		msg, err := centMessage(ce, `{"n":0}`)
+		if err != nil {
+			return res, err
+		}
+		if err := cp.publishOne(ctx, centChannel, msg); err != nil {
+			return res, fmt.Errorf("warm-up: %w", err)
+		}
+		start = func() error {
+			var fail error
+			took, err := cp.publish(ctx, p.notifications, pace, func(i int) []byte {
+				sent := int64(0)
+				if p.rate > 0 {
+					sent = time.Now().UnixNano()
+				}
+				m, err := centMessage(ce, p.payload(i+1, sent))
+				if err != nil && fail == nil {
+					fail = err
+				}
+				return m
+			})
+			res.published = took
+			return errors.Join(err, fail)
+		}
+	default:
 		if err := waitSubscribed(ctx, addr, p.subscribers); err != nil {
 			return res, err
 		}
@@ -529,6 +721,9 @@ func measure(ctx context.Context, p params, dir string, round int, tr, side, ceP
 		start = func() error { return bareBroadcast(addr, p.notifications) }
 	}
 	if err := waitPhase(ctx, warm, 30*time.Second); err != nil {
+		return res, fmt.Errorf("warm-up: %w (%v)", err, warm.check(1))
+	}
+	if err := warm.check(1); err != nil {
 		return res, fmt.Errorf("warm-up: %w", err)
 	}
 	if side == "herald" {
@@ -541,7 +736,10 @@ func measure(ctx context.Context, p params, dir string, round int, tr, side, ceP
 	}
 
 	// The measurement.
-	ph := newPhase(int64(p.subscribers) * int64(p.notifications))
+	ph := newPhase(p.subscribers, int64(p.notifications))
+	if p.rate > 0 {
+		ph.lat = new(latHist)
+	}
 	ctr.cur.Store(ph)
 	cpu0, w0 := benchproc.ProcCPU(pid), benchproc.ProcWrites(pid)
 	cl0 := benchproc.SelfCPU()
@@ -551,22 +749,35 @@ func measure(ctx context.Context, p params, dir string, round int, tr, side, ceP
 	t0 := time.Now()
 	pubErr := make(chan error, 1)
 	go func() { pubErr <- start() }()
-	err = waitPhase(ctx, ph, 5*time.Minute)
+	within := 5 * time.Minute
+	if p.rate > 0 {
+		within += time.Duration(float64(p.notifications) * float64(pace))
+	}
+	err = waitPhase(ctx, ph, within)
 	if profiled {
 		_ = cmd.Process.Signal(syscall.SIGUSR2)
 	}
 	if err != nil {
-		return res, fmt.Errorf("%w (%d of %d delivered)", err, ph.events.Load(), ph.target)
+		return res, fmt.Errorf("%w (%d of %d delivered: %v)", err, ph.events.Load(), ph.target, ph.check(int64(p.notifications)))
 	}
 	if err := <-pubErr; err != nil {
 		return res, fmt.Errorf("publish: %w", err)
+	}
+	if err := ph.check(int64(p.notifications)); err != nil {
+		return res, err
 	}
 	res.serverCPU, res.serverWrites = benchproc.ProcCPU(pid)-cpu0, benchproc.ProcWrites(pid)-w0
 	res.clientCPU = benchproc.SelfCPU() - cl0
 	res.deliveries = ph.events.Load()
 	res.elapsed = time.Duration(ph.last.Load() - t0.UnixNano())
 	res.frames = ph.frames.Load()
-	if local != nil {
+	if ph.lat != nil {
+		if n := ph.lat.n.Load(); n != res.deliveries {
+			return res, fmt.Errorf("%d deliveries carried a publish time, want all %d", n, res.deliveries)
+		}
+		res.p50, res.p99, res.maxLat = ph.lat.quantile(0.50), ph.lat.quantile(0.99), time.Duration(ph.lat.max.Load())
+	}
+	if local != nil && p.engine != "jetstream" {
 		want := views(side, p.subscribers)
 		if res.rendered, err = local.renderedViews(ctx, eventType(side), p.notifications+1); err != nil {
 			return res, err
@@ -576,6 +787,15 @@ func measure(ctx context.Context, p params, dir string, round int, tr, side, ceP
 		}
 	}
 	return res, nil
+}
+
+// payload is the payload of notification k: with sentNS (the latency
+// mode) it carries its publish time.
+func (p params) payload(k int, sentNS int64) string {
+	if p.rate > 0 {
+		return fmt.Sprintf(`{"n":%d,%s%d}`, k, sentMember, sentNS)
+	}
+	return fmt.Sprintf(`{"n":%d}`, k)
 }
 
 // openSubscribers opens n subscribers, a few at a time.
@@ -705,14 +925,30 @@ func encodeBatches(eventType string, first, n, size, id int) [][]byte {
 	return out
 }
 
+// encodeTimed encodes notification k of mars, stamped with the time of
+// the call, as a publish frame of its own with request id id.
+func encodeTimed(k, id int) []byte {
+	return fmt.Appendf(nil, `{"id":%d,"op":"publish","producer":"p","batch":[{"identifier":{"class":"od","step":%d},"payload":{"n":%d,%s%d}}]}`,
+		id, k%100, k, sentMember, time.Now().UnixNano())
+}
+
 // publish sends the batches, keeping at most credit of them awaiting
 // their outcome, and returns once every one is answered completed.
-func (p *publisher) publish(batches [][]byte) (time.Duration, error) {
+func (p *publisher) publish(ctx context.Context, batches [][]byte) (time.Duration, error) {
+	return p.publishFunc(ctx, len(batches), 0, func(i int) []byte { return batches[i] })
+}
+
+// publishFunc sends n publish frames, frame(i) for i from 0, keeping at
+// most credit of them awaiting their outcome, and returns once every one
+// is answered completed. With pace > 0, frame i is sent no earlier than
+// pace×i after the start (frame is called then, so that it can stamp the
+// time).
+func (p *publisher) publishFunc(ctx context.Context, n int, pace time.Duration, frame func(i int) []byte) (time.Duration, error) {
 	start := time.Now()
 	sem := make(chan struct{}, p.credit)
 	done := make(chan error, 1)
 	go func() {
-		for got := 0; got < len(batches); {
+		for got := 0; got < n; {
 			f, err := p.w.text()
 			if err != nil {
 				done <- err
@@ -730,14 +966,32 @@ func (p *publisher) publish(batches [][]byte) (time.Duration, error) {
 		}
 		done <- nil
 	}()
-	for _, b := range batches {
-		sem <- struct{}{}
-		if err := p.w.send(0x1, b); err != nil {
+	for i := range n {
+		if pace > 0 {
+			if err := benchproc.Pause(ctx, time.Until(start.Add(time.Duration(i)*pace))); err != nil {
+				return 0, err
+			}
+		}
+		select {
+		case sem <- struct{}{}:
+		case err := <-done:
+			if err == nil {
+				err = errors.New("the replies ended early")
+			}
+			return 0, err
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+		if err := p.w.send(0x1, frame(i)); err != nil {
 			return 0, err
 		}
 	}
-	err := <-done
-	return time.Since(start), err
+	select {
+	case err := <-done:
+		return time.Since(start), err
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
 }
 
 // ---- the bare server's control ----

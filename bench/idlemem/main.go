@@ -9,12 +9,18 @@
 //   - WebSocket: a herald session (GET /api/v1/session, subprotocol
 //     herald.v1) with one live subscription, against a bare
 //     github.com/coder/websocket echo connection (herald's library with
-//     the same accept options) that has echoed one message.
+//     the same accept options) that has echoed one message; with
+//     -centrifugo PATH also against Centrifugo v6 (a general-purpose
+//     real-time fan-out server, built apart: never a dependency of
+//     herald's module), each connection connected anonymously with its
+//     JSON protocol and subscribed to one channel, its pings answered.
 //
 // Usage:
 //
 //	go build -o /tmp/herald-bench . && go build -o /tmp/idlemem ./bench/idlemem
 //	/tmp/idlemem -herald /tmp/herald-bench [-streams 2000] [-runs 3] [-settle 3s] [-kinds sse,ws]
+//	GOBIN=/tmp go install github.com/centrifugal/centrifugo/v6@v6.9.1
+//	/tmp/idlemem -herald /tmp/herald-bench -centrifugo /tmp/centrifugo -kinds ws
 //
 // Every server gets the same treatment: started alone, given one stream
 // opened and closed (so that lazily built state is not counted per
@@ -55,6 +61,7 @@ func main() {
 	kinds := flag.String("kinds", "sse,ws", "stream kinds to measure: sse, ws")
 	settle := flag.Duration("settle", 3*time.Second, "pause between opening the streams and reading the RSS")
 	timeout := flag.Duration("timeout", 10*time.Minute, "bound of the whole run")
+	centrifugo := flag.String("centrifugo", "", "path of a Centrifugo v6 binary to measure beside herald's WebSocket sessions")
 	bare := flag.String("serve-bare", "", "internal: serve the bare SSE and WebSocket references on `ADDR`")
 	flag.Parse()
 	if *bare != "" {
@@ -71,7 +78,12 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	if err := run(ctx, *herald, *streams, *runs, strings.Split(*kinds, ","), *settle, os.Stdout); err != nil {
+	ks := strings.Split(*kinds, ",")
+	if *centrifugo != "" && !slices.Contains(ks, "ws") {
+		fmt.Fprintln(os.Stderr, "idlemem: -centrifugo is measured with the ws kind: -kinds must include ws")
+		os.Exit(2)
+	}
+	if err := run(ctx, *herald, *centrifugo, *streams, *runs, ks, *settle, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "idlemem:", err)
 		os.Exit(1)
 	}
@@ -160,6 +172,7 @@ notification_schema:
 type side struct {
 	name string
 	kind string // sse or ws
+	ref  string // "" for herald, else what the ratio calls the reference: bare, centrifugo
 	cmd  *exec.Cmd
 	addr string
 	// open opens one stream on the side's server and reads its opening
@@ -174,7 +187,7 @@ const (
 	subscribe = `{"id":1,"op":"subscribe","name":"s","event_type":"mars","identifier":{"class":"od"}}`
 )
 
-func run(ctx context.Context, heraldPath string, n, runs int, kinds []string, settle time.Duration, out io.Writer) error {
+func run(ctx context.Context, heraldPath, centPath string, n, runs int, kinds []string, settle time.Duration, out io.Writer) error {
 	dir, err := os.MkdirTemp("", "idlemem-")
 	if err != nil {
 		return err
@@ -186,9 +199,12 @@ func run(ctx context.Context, heraldPath string, n, runs int, kinds []string, se
 	}
 	fmt.Fprintf(out, "idlemem: %s, %s/%s, %d CPUs: %d idle streams per server, RSS read %s after the last one opened\n",
 		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), n, settle)
+	if centPath != "" {
+		fmt.Fprintf(out, "centrifugo: %s, default client queue, JSON protocol, one channel per connection\n", benchproc.CentrifugoVersion(centPath))
+	}
 	per := map[string][]float64{} // kB per stream by side name
 	ratios := map[string][]float64{}
-	var names []string
+	var names, ratioNames []string
 	for r := 1; r <= runs; r++ {
 		var sides []*side
 		for _, k := range kinds {
@@ -206,7 +222,7 @@ func run(ctx context.Context, heraldPath string, n, runs int, kinds []string, se
 				return err
 			}
 			h := &side{kind: k, cmd: exec.CommandContext(ctx, heraldPath, "--config", cfg), addr: fmt.Sprintf("127.0.0.1:%d", hport)}
-			b := &side{kind: k, cmd: exec.CommandContext(ctx, self, "-serve-bare", fmt.Sprintf("127.0.0.1:%d", bport)), addr: fmt.Sprintf("127.0.0.1:%d", bport)}
+			b := &side{kind: k, ref: "bare", cmd: exec.CommandContext(ctx, self, "-serve-bare", fmt.Sprintf("127.0.0.1:%d", bport)), addr: fmt.Sprintf("127.0.0.1:%d", bport)}
 			switch k {
 			case "sse":
 				h.name, h.open = "herald SSE watch", func(a string) (io.Closer, error) { return openStream(a, "/api/v1/watch", watchBody) }
@@ -218,6 +234,20 @@ func run(ctx context.Context, heraldPath string, n, runs int, kinds []string, se
 				return fmt.Errorf("unknown kind %q (sse, ws)", k)
 			}
 			sides = append(sides, h, b)
+			if k == "ws" && centPath != "" {
+				cport, err := benchproc.FreePort()
+				if err != nil {
+					return err
+				}
+				ccfg := filepath.Join(dir, fmt.Sprintf("centrifugo-%d.json", r))
+				if err := os.WriteFile(ccfg, benchproc.CentrifugoConfig(cport, 0), 0o600); err != nil {
+					return err
+				}
+				c := &side{name: "centrifugo WS conn+sub", kind: k, ref: "centrifugo", open: openCentrifugo,
+					cmd: exec.CommandContext(ctx, centPath, "--config", ccfg), addr: fmt.Sprintf("127.0.0.1:%d", cport)}
+				c.cmd.Dir = dir
+				sides = append(sides, c)
+			}
 		}
 		for _, s := range sides {
 			if err = measure(ctx, s, n, settle); err != nil {
@@ -229,18 +259,29 @@ func run(ctx context.Context, heraldPath string, n, runs int, kinds []string, se
 			per[s.name] = append(per[s.name], s.perKB)
 			fmt.Fprintf(out, "run %d  %-22s %8.1f kB per stream\n", r, s.name, s.perKB)
 		}
-		for i := 0; i+1 < len(sides); i += 2 {
-			k := sides[i].kind
-			ratios[k] = append(ratios[k], sides[i].perKB/sides[i+1].perKB)
-			fmt.Fprintf(out, "run %d  ratio herald/bare %-4s %8.2f\n", r, k, sides[i].perKB/sides[i+1].perKB)
+		for _, h := range sides {
+			if h.ref != "" {
+				continue
+			}
+			for _, o := range sides {
+				if o.ref == "" || o.kind != h.kind {
+					continue
+				}
+				name := fmt.Sprintf("herald/%s %s", o.ref, h.kind)
+				if !slices.Contains(ratioNames, name) {
+					ratioNames = append(ratioNames, name)
+				}
+				ratios[name] = append(ratios[name], h.perKB/o.perKB)
+				fmt.Fprintf(out, "run %d  ratio %-22s %8.2f\n", r, name, h.perKB/o.perKB)
+			}
 		}
 	}
 	fmt.Fprintf(out, "\nmedian [min–max] over %d runs\n", runs)
 	for _, name := range names {
 		fmt.Fprintf(out, "%-22s %s kB per stream\n", name, spread(per[name], "%.1f"))
 	}
-	for _, k := range kinds {
-		fmt.Fprintf(out, "ratio herald/bare %-4s %s\n", k, spread(ratios[k], "%.2f"))
+	for _, name := range ratioNames {
+		fmt.Fprintf(out, "ratio %-22s %s\n", name, spread(ratios[name], "%.2f"))
 	}
 	return nil
 }
@@ -306,6 +347,15 @@ func measure(ctx context.Context, s *side, n int, settle time.Duration) error {
 	after, err := benchproc.RSS(s.cmd.Process.Pid)
 	if err != nil {
 		return err
+	}
+	ended := 0
+	for _, c := range conns {
+		if e, ok := c.(interface{ ended() bool }); ok && e.ended() {
+			ended++
+		}
+	}
+	if ended > 0 {
+		return fmt.Errorf("%d of %d streams were closed by the server before the RSS was read", ended, n)
 	}
 	s.perKB = float64(after-before) / float64(n) / 1000
 	return nil
@@ -405,4 +455,92 @@ func openEcho(addr string) (io.Closer, error) {
 		return nil, err
 	}
 	return wsConn{c}, nil
+}
+
+// centConn is an idle Centrifugo client connection; a goroutine answers
+// the server's application pings (an empty object, {}, every 25 s by
+// default) as Centrifugo's own clients do, or the server would close the
+// connection after its pong timeout.
+type centConn struct {
+	c    *websocket.Conn
+	done chan struct{}
+}
+
+// ended reports whether the connection has ended (the server closed it).
+func (c centConn) ended() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Close closes the connection at once and waits for its reader.
+func (c centConn) Close() error {
+	err := c.c.CloseNow()
+	<-c.done
+	return err
+}
+
+// openCentrifugo opens a Centrifugo client connection with its JSON
+// protocol, connects anonymously and subscribes to one channel; the
+// connection then stays idle but for pings.
+func openCentrifugo(addr string) (io.Closer, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws://"+addr+"/connection/websocket", nil)
+	if err != nil {
+		return nil, err
+	}
+	for id, cmd := range []string{
+		`{"id":1,"connect":{"name":"idlemem"}}`,
+		`{"id":2,"subscribe":{"channel":"` + benchproc.CentrifugoNamespace + `:idle"}}`,
+	} {
+		if err := centCall(ctx, c, id+1, cmd); err != nil {
+			c.CloseNow()
+			return nil, err
+		}
+	}
+	cc := centConn{c: c, done: make(chan struct{})}
+	go func() {
+		defer close(cc.done)
+		for {
+			_, msg, err := c.Read(context.Background())
+			if err != nil {
+				return
+			}
+			if strings.TrimSpace(string(msg)) == "{}" {
+				if err := c.Write(context.Background(), websocket.MessageText, []byte("{}")); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	return cc, nil
+}
+
+// centCall sends the command cmd with id id and reads until its reply,
+// which must not be an error (a frame may hold several newline-delimited
+// replies).
+func centCall(ctx context.Context, c *websocket.Conn, id int, cmd string) error {
+	if err := c.Write(ctx, websocket.MessageText, []byte(cmd)); err != nil {
+		return err
+	}
+	prefix := fmt.Sprintf(`{"id":%d,`, id)
+	for {
+		_, msg, err := c.Read(ctx)
+		if err != nil {
+			return fmt.Errorf("awaiting the reply to %s: %w", cmd, err)
+		}
+		for _, line := range strings.Split(string(msg), "\n") {
+			if !strings.HasPrefix(line, prefix) {
+				continue
+			}
+			if strings.HasPrefix(line, prefix+`"error":`) {
+				return fmt.Errorf("%s answered %s", cmd, line)
+			}
+			return nil
+		}
+	}
 }
