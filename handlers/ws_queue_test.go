@@ -225,18 +225,20 @@ func blockingOverflow(t *testing.T, edit func(*configs.Config)) {
 // blocking_timeout_ms, is not ended while its backlog stays within
 // session_queue_bytes, however many frames that is: when it reads again
 // it gets every notification, in order, and no overflow. With the queue
-// bounded by 16 frames instead (the former default), the same burst and
-// pause end it with overflow.
+// bounded by 16 frames instead (the former default), or by 16 KiB, the
+// same burst and pause end it with overflow and a resume_from_id that
+// loses nothing.
 func TestSessionBlockingPauseWithinQueueBytes(t *testing.T) {
 	const (
 		n        = 400 // notifications of ~500-byte frames: ~200 KB, well under 1 MiB
 		blocking = 200 * time.Millisecond
 	)
 	pad := strings.Repeat("x", 300)
-	burst := func(t *testing.T, queueFrames int) (*server, *wsClient) {
+	burst := func(t *testing.T, queueFrames, queueBytes int) (*server, *wsClient) {
 		s := startServer(t, wsConfig, withMetrics(t, func(c *configs.Config) {
 			c.Session.BlockingTimeoutMs = int(blocking / time.Millisecond)
 			c.Session.QueueFrames = queueFrames
+			c.Session.QueueBytes = queueBytes
 			// Small socket buffers, so that the backlog is in the queue.
 			c.WatchEndpoint.StreamSendBufferBytes = 16 << 10
 		}))
@@ -256,8 +258,8 @@ func TestSessionBlockingPauseWithinQueueBytes(t *testing.T) {
 		return s, c
 	}
 
-	t.Run("bytes", func(t *testing.T) {
-		s, c := burst(t, configs.DefaultSessionQueueFrames)
+	t.Run("defaults", func(t *testing.T) {
+		s, c := burst(t, configs.DefaultSessionQueueFrames, configs.DefaultSessionQueueBytes)
 		// Every notification was handed to the session; from then on the
 		// client reads nothing for twice blocking_timeout_ms.
 		testkit.WaitFor(t, wait, "the burst handed to the session", func() bool {
@@ -285,8 +287,9 @@ func TestSessionBlockingPauseWithinQueueBytes(t *testing.T) {
 		}
 	})
 
-	t.Run("16 frames", func(t *testing.T) {
-		s, c := burst(t, 16)
+	// The same burst overflows a queue of 16 frames, or of 16 KiB.
+	overflows := func(t *testing.T, queueFrames, queueBytes int) {
+		s, c := burst(t, queueFrames, queueBytes)
 		testkit.WaitFor(t, wait, "the blocked subscription to end", func() bool { return s.Handlers.SessionSubscriptions() == 0 })
 		c.resume()
 		next := 1
@@ -309,7 +312,9 @@ func TestSessionBlockingPauseWithinQueueBytes(t *testing.T) {
 		if next > n {
 			t.Fatalf("all %d events were delivered before the overflow", n)
 		}
-	})
+	}
+	t.Run("16 frames", func(t *testing.T) { overflows(t, 16, configs.DefaultSessionQueueBytes) })
+	t.Run("16 KiB", func(t *testing.T) { overflows(t, configs.DefaultSessionQueueFrames, 16<<10) })
 }
 
 // TestSessionReplyAheadOfQueuedEvents: a reply is written ahead of the
