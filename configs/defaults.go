@@ -89,7 +89,9 @@ const (
 	// DefaultSessionProducerMaxBatch is session.producer_max_batch.
 	DefaultSessionProducerMaxBatch = 1000
 	// DefaultSessionQueueFrames is session.session_queue_frames.
-	DefaultSessionQueueFrames = 16
+	DefaultSessionQueueFrames = 1024
+	// DefaultSessionQueueBytes is session.session_queue_bytes (1 MiB).
+	DefaultSessionQueueBytes = 1 << 20
 	// DefaultSessionMaxFrameEvents is session.max_frame_events.
 	DefaultSessionMaxFrameEvents = 256
 	// DefaultSessionMaxFrameBytes is session.max_frame_bytes (4 MiB).
@@ -195,6 +197,7 @@ func Default() Config {
 			ProducerCredit:     DefaultSessionProducerCredit,
 			ProducerMaxBatch:   DefaultSessionProducerMaxBatch,
 			QueueFrames:        DefaultSessionQueueFrames,
+			QueueBytes:         DefaultSessionQueueBytes,
 			MaxFrameEvents:     DefaultSessionMaxFrameEvents,
 			MaxFrameBytes:      DefaultSessionMaxFrameBytes,
 			BlockingTimeoutMs:  DefaultSessionBlockingTimeoutMs,

@@ -58,6 +58,8 @@ func TestEnvOverrides(t *testing.T) {
 			func(c *Config) any { return c.ECPDS.CacheTTLSeconds }, 300},
 		{"block then key", envBase, []string{"HERALD_WATCH_ENDPOINT__REPLAY_BATCH_SIZE=7", "HERALD_WATCH_ENDPOINT={replay_batch_size: 3, live_queue_size: 9}"},
 			func(c *Config) any { return [2]int{c.WatchEndpoint.ReplayBatchSize, c.WatchEndpoint.LiveQueueSize} }, [2]int{7, 9}},
+		{"session key", envBase, []string{"HERALD_SESSION__SESSION_QUEUE_BYTES=65536"},
+			func(c *Config) any { return c.Session.QueueBytes }, 65536},
 		{"schema key, name ignoring case", envBase, []string{"HERALD_NOTIFICATION_SCHEMA__MARS__MAX_HISTORICAL_NOTIFICATIONS=500"},
 			func(c *Config) any { return *c.NotificationSchema[0].MaxHistoricalNotifications }, 500},
 		{"identifier key", envBase, []string{"AVISOSERVER_NOTIFICATION_SCHEMA__MARS__IDENTIFIER__CLASS__MAX_LENGTH=2"},

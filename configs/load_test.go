@@ -53,7 +53,7 @@ func TestDefault(t *testing.T) {
 		Auth:    Auth{Mode: "direct", TimeoutMs: 5000},
 		Metrics: Metrics{Host: "127.0.0.1", Port: 9090},
 		Session: Session{MaxSubscriptions: 32, MaxProducers: 32, MaxProducerBytes: 33554432, ProducerCredit: 16, ProducerMaxBatch: 1000,
-			QueueFrames: 16, MaxFrameEvents: 256, MaxFrameBytes: 4194304, BlockingTimeoutMs: 1000, MaxSessionsPerUser: 64},
+			QueueFrames: 1024, QueueBytes: 1048576, MaxFrameEvents: 256, MaxFrameBytes: 4194304, BlockingTimeoutMs: 1000, MaxSessionsPerUser: 64},
 	}
 	got := Default()
 	if !reflect.DeepEqual(got, want) {

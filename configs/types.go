@@ -62,9 +62,12 @@ type Session struct {
 	ProducerCredit int `yaml:"producer_credit"`
 	// ProducerMaxBatch bounds the notifications of one batch.
 	ProducerMaxBatch int `yaml:"producer_max_batch"`
-	// QueueFrames is the session's outbound queue of events frames, shared
-	// by its subscriptions (session_queue_frames).
+	// QueueFrames bounds the frames of the session's outbound queue of
+	// events frames, shared by its subscriptions (session_queue_frames).
 	QueueFrames int `yaml:"session_queue_frames"`
+	// QueueBytes bounds the bytes of the frames of that queue
+	// (session_queue_bytes); an empty queue takes one frame of any size.
+	QueueBytes int `yaml:"session_queue_bytes"`
 	// MaxFrameEvents bounds the events of one events frame.
 	MaxFrameEvents int `yaml:"max_frame_events"`
 	// MaxFrameBytes bounds every frame the server sends.

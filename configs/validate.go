@@ -312,6 +312,7 @@ func (v *validator) session() {
 	v.positive(p+"producer_credit", int64(s.ProducerCredit))
 	v.positive(p+"producer_max_batch", int64(s.ProducerMaxBatch))
 	v.positive(p+"session_queue_frames", int64(s.QueueFrames))
+	v.positive(p+"session_queue_bytes", int64(s.QueueBytes))
 	v.positive(p+"max_frame_events", int64(s.MaxFrameEvents))
 	v.positive(p+"blocking_timeout_ms", int64(s.BlockingTimeoutMs))
 	v.nonNegative(p+"max_sessions_per_user", int64(s.MaxSessionsPerUser))

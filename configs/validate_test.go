@@ -125,13 +125,14 @@ notification_backend:
 			"watch_endpoint.live_queue_size: must be greater than 0, got 0 (line 3)",
 			"watch_endpoint.max_lag_sec: must be greater than 0, got 0 (line 3)",
 			"watch_endpoint.stream_send_buffer_bytes: must not be negative, got -1 (line 3)"}},
-		{"session", header + "session: {max_subscriptions: 0, max_producers: -1, max_producer_bytes: 0, producer_credit: 0, producer_max_batch: 0, session_queue_frames: 0, max_frame_events: 0, max_frame_bytes: 1000, blocking_timeout_ms: 0, max_sessions_per_user: -1}\n", []string{
+		{"session", header + "session: {max_subscriptions: 0, max_producers: -1, max_producer_bytes: 0, producer_credit: 0, producer_max_batch: 0, session_queue_frames: 0, session_queue_bytes: -1, max_frame_events: 0, max_frame_bytes: 1000, blocking_timeout_ms: 0, max_sessions_per_user: -1}\n", []string{
 			"session.max_subscriptions: must be greater than 0, got 0 (line 3)",
 			"session.max_producers: must be greater than 0, got -1 (line 3)",
 			"session.max_producer_bytes: must be greater than 0, got 0 (line 3)",
 			"session.producer_credit: must be greater than 0, got 0 (line 3)",
 			"session.producer_max_batch: must be greater than 0, got 0 (line 3)",
 			"session.session_queue_frames: must be greater than 0, got 0 (line 3)",
+			"session.session_queue_bytes: must be greater than 0, got -1 (line 3)",
 			"session.max_frame_events: must be greater than 0, got 0 (line 3)",
 			"session.blocking_timeout_ms: must be greater than 0, got 0 (line 3)",
 			"session.max_sessions_per_user: must not be negative, got -1 (line 3)",

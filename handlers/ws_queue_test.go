@@ -114,10 +114,26 @@ func TestSessionDroppingCountsExact(t *testing.T) {
 }
 
 // TestSessionBlockingOverflow: a BLOCKING subscription of a client that
-// reads nothing ends with overflow after blocking_timeout_ms; resuming
-// from its resume id loses nothing.
+// reads nothing ends with overflow after blocking_timeout_ms, whether the
+// session queue is full by frames (session_queue_frames) or by bytes
+// (session_queue_bytes); resuming from its resume id loses nothing.
 func TestSessionBlockingOverflow(t *testing.T) {
-	s := startServer(t, wsConfig, withMetrics(t, queueConfig))
+	t.Run("frames", func(t *testing.T) { blockingOverflow(t, queueConfig) })
+	t.Run("bytes", func(t *testing.T) {
+		blockingOverflow(t, func(c *configs.Config) {
+			queueConfig(c)
+			// The default frame bound, which 1000 padded notifications
+			// are within: 16 KiB of frames fill the queue first.
+			c.Session.QueueFrames = configs.DefaultSessionQueueFrames
+			c.Session.QueueBytes = 16 << 10
+		})
+	})
+}
+
+// blockingOverflow is TestSessionBlockingOverflow with the session queue
+// that edit configures.
+func blockingOverflow(t *testing.T, edit func(*configs.Config)) {
+	s := startServer(t, wsConfig, withMetrics(t, edit))
 	c := s.dialSlow(t)
 	c.welcome()
 	c.ok("subscribe", `"name":"b","event_type":"ev"`)
@@ -201,6 +217,104 @@ func TestSessionBlockingOverflow(t *testing.T) {
 	if next != n+1 {
 		t.Fatalf("replay from %d ended after ev@%d, want ev@%d", resume, next-1, n)
 	}
+}
+
+// TestSessionBlockingPauseWithinQueueBytes: a BLOCKING subscriber that
+// stops reading during a burst of small notifications (a frame each),
+// for longer than
+// blocking_timeout_ms, is not ended while its backlog stays within
+// session_queue_bytes, however many frames that is: when it reads again
+// it gets every notification, in order, and no overflow. With the queue
+// bounded by 16 frames instead (the former default), or by 16 KiB, the
+// same burst and pause end it with overflow and a resume_from_id that
+// loses nothing.
+func TestSessionBlockingPauseWithinQueueBytes(t *testing.T) {
+	const (
+		n        = 400 // notifications of ~500-byte frames: ~200 KB, well under 1 MiB
+		blocking = 200 * time.Millisecond
+	)
+	pad := strings.Repeat("x", 300)
+	burst := func(t *testing.T, queueFrames, queueBytes int) (*server, *wsClient) {
+		s := startServer(t, wsConfig, withMetrics(t, func(c *configs.Config) {
+			c.Session.BlockingTimeoutMs = int(blocking / time.Millisecond)
+			c.Session.QueueFrames = queueFrames
+			c.Session.QueueBytes = queueBytes
+			// Small socket buffers, so that the backlog is in the queue.
+			c.WatchEndpoint.StreamSendBufferBytes = 16 << 10
+		}))
+		c := s.dialSlow(t)
+		c.welcome()
+		c.ok("subscribe", `"name":"b","event_type":"ev"`)
+		c.pause()
+		// Each notification is handed to the session before the next is
+		// published (or the subscription has ended), so that each goes
+		// out in a frame of its own, as at a low rate.
+		for i := 1; i <= n; i++ {
+			s.notify(t, fmt.Sprintf(`{"event_type":"ev","identifier":{"k":"k%d"},"payload":"%s"}`, i, pad))
+			testkit.WaitFor(t, wait, fmt.Sprintf("notification %d handed to the session", i), func() bool {
+				return metric(t, s, "herald_live_deliveries_total", "transport=websocket") >= float64(i) || s.Handlers.SessionSubscriptions() == 0
+			})
+		}
+		return s, c
+	}
+
+	t.Run("defaults", func(t *testing.T) {
+		s, c := burst(t, configs.DefaultSessionQueueFrames, configs.DefaultSessionQueueBytes)
+		// Every notification was handed to the session; from then on the
+		// client reads nothing for twice blocking_timeout_ms.
+		testkit.WaitFor(t, wait, "the burst handed to the session", func() bool {
+			return metric(t, s, "herald_live_deliveries_total", "transport=websocket") == n
+		})
+		time.Sleep(2 * blocking) // the client's pause itself: a deliberate wait
+		if got := s.Handlers.SessionSubscriptions(); got != 1 {
+			t.Fatalf("%d subscriptions after the pause, want the paused one", got)
+		}
+		c.resume()
+		ids, others := c.collect("b", n)
+		if len(others) != 0 {
+			t.Fatalf("frames other than events: %v", others)
+		}
+		for i, id := range ids {
+			if id != fmt.Sprintf("ev@%d", i+1) {
+				t.Fatalf("event %d is %s, want ev@%d", i+1, id, i+1)
+			}
+		}
+		if got := s.Handlers.SessionSubscriptions(); got != 1 {
+			t.Fatalf("%d subscriptions after the backlog was read, want 1", got)
+		}
+		if got := metric(t, s, "herald_stream_ends_total", "reason=overflow,transport=websocket"); got != 0 {
+			t.Fatalf("herald_stream_ends_total{overflow,websocket} %v, want 0", got)
+		}
+	})
+
+	// The same burst overflows a queue of 16 frames, or of 16 KiB.
+	overflows := func(t *testing.T, queueFrames, queueBytes int) {
+		s, c := burst(t, queueFrames, queueBytes)
+		testkit.WaitFor(t, wait, "the blocked subscription to end", func() bool { return s.Handlers.SessionSubscriptions() == 0 })
+		c.resume()
+		next := 1
+		for {
+			f := c.next()
+			if f["type"] == "events" {
+				for _, id := range eventIDs(f) {
+					if seqOf(t, id) != next {
+						t.Fatalf("%s, want ev@%d", id, next)
+					}
+					next++
+				}
+				continue
+			}
+			if f["type"] != "subscription_ended" || f["reason"] != "overflow" || f["resume_from_id"] != fmt.Sprintf("ev@%d", next) {
+				t.Fatalf("after ev@%d: %v, want subscription_ended overflow resuming from ev@%d", next-1, f, next)
+			}
+			break
+		}
+		if next > n {
+			t.Fatalf("all %d events were delivered before the overflow", n)
+		}
+	}
+	t.Run("16 frames", func(t *testing.T) { overflows(t, 16, configs.DefaultSessionQueueBytes) })
+	t.Run("16 KiB", func(t *testing.T) { overflows(t, configs.DefaultSessionQueueFrames, 16<<10) })
 }
 
 // TestSessionReplyAheadOfQueuedEvents: a reply is written ahead of the

@@ -22,7 +22,7 @@ func TestSessionBasics(t *testing.T) {
 		t.Fatalf("welcome %v", w)
 	}
 	limits := w["limits"].(map[string]any)
-	if limits["session_queue_frames"] != float64(16) || limits["max_subscriptions"] != float64(32) || limits["blocking_timeout_ms"] != float64(1000) {
+	if limits["session_queue_frames"] != float64(1024) || limits["max_subscriptions"] != float64(32) || limits["blocking_timeout_ms"] != float64(1000) {
 		t.Fatalf("limits %v", limits)
 	}
 	if r := c.ok("ping", ""); r["time"] == nil {

@@ -38,6 +38,7 @@ func TestDefaultsAgree(t *testing.T) {
 		{"session.producer_credit", int64(s.ProducerCredit), session.DefaultProducerCredit},
 		{"session.producer_max_batch", int64(s.ProducerMaxBatch), session.DefaultProducerMaxBatch},
 		{"session.session_queue_frames", int64(s.QueueFrames), session.DefaultQueueFrames},
+		{"session.session_queue_bytes", int64(s.QueueBytes), session.DefaultQueueBytes},
 		{"session.max_frame_events", int64(s.MaxFrameEvents), session.DefaultMaxFrameEvents},
 		{"session.max_frame_bytes", int64(s.MaxFrameBytes), session.DefaultMaxFrameBytes},
 		{"session.blocking_timeout_ms", int64(time.Duration(s.BlockingTimeoutMs) * time.Millisecond), int64(session.DefaultBlockingTimeout)},

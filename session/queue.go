@@ -20,12 +20,20 @@ type queued struct {
 }
 
 // eventQueue is a session's one outbound queue of events frames, shared
-// by its subscriptions (session_queue_frames). Frames of a subscription
-// that ended or was deleted are removed from it at once.
+// by its subscriptions. It is bounded twice: by frames
+// (session_queue_frames) and by the bytes of those frames
+// (session_queue_bytes); a frame fits while both stay within their
+// bound, and an empty queue takes any one frame (a frame is at most
+// max_frame_bytes), so a queue holds at most session_queue_bytes plus
+// one frame. Frames of a subscription that ended or was deleted are
+// removed from it at once.
 type eventQueue struct {
 	mu     sync.Mutex
 	frames []queued
-	size   int
+	// bytes is the sum of the lengths of the queued frames.
+	bytes int
+	// maxFrames and maxBytes are the queue's bounds.
+	maxFrames, maxBytes int
 	// kick starts the session's writer once a frame is queued.
 	kick func()
 	// roomCh is closed each time frames leave, waking every waiting
@@ -33,9 +41,23 @@ type eventQueue struct {
 	roomCh chan struct{}
 }
 
-func (q *eventQueue) init(size int, kick func()) {
-	q.size = size
+func (q *eventQueue) init(maxFrames, maxBytes int, kick func()) {
+	q.maxFrames, q.maxBytes = maxFrames, maxBytes
 	q.kick = kick
+}
+
+// fits reports whether a frame of n bytes may be queued now; q.mu is
+// held.
+func (q *eventQueue) fits(n int) bool {
+	return len(q.frames) == 0 || len(q.frames) < q.maxFrames && q.bytes+n <= q.maxBytes
+}
+
+// full reports whether a frame of n bytes would not fit now (the test
+// of a DROPPING subscription, which discards rather than waits).
+func (q *eventQueue) full(n int) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return !q.fits(n)
 }
 
 // tryPush queues f if there is room (or force is set: a final frame may
@@ -48,7 +70,7 @@ func (q *eventQueue) tryPush(f queued, force bool) (bool, <-chan struct{}) {
 		q.mu.Unlock()
 		return true, nil
 	}
-	if len(q.frames) >= q.size && !force {
+	if !force && !q.fits(len(f.data)) {
 		if q.roomCh == nil {
 			q.roomCh = make(chan struct{})
 		}
@@ -57,6 +79,7 @@ func (q *eventQueue) tryPush(f queued, force bool) (bool, <-chan struct{}) {
 		return false, room
 	}
 	q.frames = append(q.frames, f)
+	q.bytes += len(f.data)
 	q.mu.Unlock()
 	q.kick()
 	return true, nil
@@ -100,6 +123,7 @@ func (q *eventQueue) pop() (queued, bool) {
 	for len(q.frames) > 0 {
 		f := q.frames[0]
 		q.frames[0] = queued{}
+		q.bytes -= len(f.data)
 		if q.frames = q.frames[1:]; len(q.frames) == 0 {
 			q.frames = nil // an idle queue holds no buffer
 		}
@@ -121,6 +145,7 @@ func (q *eventQueue) purge(sub *subscription) uint64 {
 	kept := q.frames[:0]
 	for _, f := range q.frames {
 		if f.sub == sub {
+			q.bytes -= len(f.data)
 			if f.first != 0 && (first == 0 || f.first < first) {
 				first = f.first
 			}
@@ -129,14 +154,16 @@ func (q *eventQueue) purge(sub *subscription) uint64 {
 		kept = append(kept, f)
 	}
 	clear(q.frames[len(kept):])
-	q.frames = kept
+	if q.frames = kept; len(kept) == 0 {
+		q.frames = nil // an idle queue holds no buffer
+	}
 	q.room()
 	return first
 }
 
-// length returns the number of queued frames.
-func (q *eventQueue) length() int {
+// length returns the number of queued frames and their bytes.
+func (q *eventQueue) length() (frames, bytes int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.frames)
+	return len(q.frames), q.bytes
 }

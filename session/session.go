@@ -108,7 +108,7 @@ func New(ctx context.Context, deps *Deps, t Transport, c Client) *Session {
 	if s.obs == nil {
 		s.obs = noObserver{}
 	}
-	s.q.init(s.set.Limits.QueueFrames, s.startWriter)
+	s.q.init(s.set.Limits.QueueFrames, s.set.Limits.QueueBytes, s.startWriter)
 	s.prod.init(s)
 	if ident := auth.IdentityFrom(ctx); ident != nil {
 		s.identity.Store(ident)

@@ -30,9 +30,14 @@ const (
 	DefaultProducerCredit = 16
 	// DefaultProducerMaxBatch is the most elements of one producer batch.
 	DefaultProducerMaxBatch = 1000
-	// DefaultQueueFrames is the session's outbound queue of events
-	// frames, shared by its subscriptions.
-	DefaultQueueFrames = 16
+	// DefaultQueueFrames bounds the frames of the session's outbound
+	// queue of events frames, shared by its subscriptions. It is high
+	// enough that DefaultQueueBytes is the bound that binds when frames
+	// are small (one event each, at low rates).
+	DefaultQueueFrames = 1024
+	// DefaultQueueBytes bounds the bytes of the frames of that queue
+	// (1 MiB); an empty queue takes one frame of any size.
+	DefaultQueueBytes = 1 << 20
 	// DefaultMaxFrameEvents is the most events one outgoing frame carries.
 	DefaultMaxFrameEvents = 256
 	// DefaultMaxFrameBytes bounds every frame the server sends (4 MiB).
@@ -100,8 +105,8 @@ type Settings struct {
 }
 
 // Limits are the limits of one session (the session block of the
-// configuration), announced in its welcome. Zero values take the
-// defaults (WithDefaults).
+// configuration), announced in its welcome (all but QueueBytes). Zero
+// values take the defaults (WithDefaults).
 type Limits struct {
 	MaxSubscriptions   int
 	MaxProducers       int
@@ -109,6 +114,7 @@ type Limits struct {
 	ProducerCredit     int
 	ProducerMaxBatch   int
 	QueueFrames        int
+	QueueBytes         int
 	MaxFrameEvents     int
 	MaxFrameBytes      int
 	BlockingTimeout    time.Duration
@@ -127,6 +133,7 @@ func (l Limits) WithDefaults() Limits {
 		{&l.ProducerCredit, DefaultProducerCredit},
 		{&l.ProducerMaxBatch, DefaultProducerMaxBatch},
 		{&l.QueueFrames, DefaultQueueFrames},
+		{&l.QueueBytes, DefaultQueueBytes},
 		{&l.MaxFrameEvents, DefaultMaxFrameEvents},
 		{&l.MaxFrameBytes, DefaultMaxFrameBytes},
 	} {

@@ -622,7 +622,8 @@ func (sub *subscription) enqueue(f queued) error {
 }
 
 // enqueueDropping queues a frame of a DROPPING subscription, or discards
-// and counts its n events when the session queue is full; the count goes
+// and counts its n events when the frame does not fit in the session
+// queue (by frames or by bytes, as for a BLOCKING one); the count goes
 // out in a dropped frame before the next events frame.
 func (sub *subscription) enqueueDropping(f queued, n int) error {
 	s := sub.s
@@ -632,7 +633,7 @@ func (sub *subscription) enqueueDropping(f queued, n int) error {
 			s.obs.DroppedRows(int(n))
 		}
 	}
-	if s.q.length() >= s.q.size {
+	if s.q.full(len(f.data)) {
 		sub.dropped += uint64(n)
 		s.deps.Counters.drops.Add(uint64(n))
 		s.obs.DroppedRows(n)
