@@ -286,7 +286,7 @@ func alertMembers(region string, severity int, payload string) string {
 // defaults and the request size) when the configuration sets none.
 var defaultLimits = map[string]any{
 	"max_subscriptions": 32.0, "max_producers": 32.0, "max_producer_bytes": 33554432.0, "producer_credit": 16.0,
-	"producer_max_batch": 1000.0, "session_queue_frames": 16.0, "max_frame_events": 256.0, "max_frame_bytes": 4194304.0,
+	"producer_max_batch": 1000.0, "session_queue_frames": 1024.0, "max_frame_events": 256.0, "max_frame_bytes": 4194304.0,
 	"blocking_timeout_ms": 1000.0, "max_sessions_per_user": 64.0, "max_request_bytes": 1048576.0,
 }
 

@@ -374,7 +374,7 @@ func TestAsyncAPIExamplesMatchSchemas(t *testing.T) {
 // the protocol does not have, or with a member too many, too few or of
 // the wrong type.
 func TestCheckSessionFrameRejects(t *testing.T) {
-	welcome := `{"type":"welcome","session_id":"0b0d4c4e-52a7-4bb5-9a34-5f0c8a7d8e11","protocol":"herald.v1","server":"herald test","limits":{"max_subscriptions":32,"max_producers":32,"max_producer_bytes":33554432,"producer_credit":16,"producer_max_batch":1000,"session_queue_frames":16,"max_frame_events":256,"max_frame_bytes":4194304,"blocking_timeout_ms":1000,"max_sessions_per_user":64,"max_request_bytes":1048576}}`
+	welcome := `{"type":"welcome","session_id":"0b0d4c4e-52a7-4bb5-9a34-5f0c8a7d8e11","protocol":"herald.v1","server":"herald test","limits":{"max_subscriptions":32,"max_producers":32,"max_producer_bytes":33554432,"producer_credit":16,"producer_max_batch":1000,"session_queue_frames":1024,"max_frame_events":256,"max_frame_bytes":4194304,"blocking_timeout_ms":1000,"max_sessions_per_user":64,"max_request_bytes":1048576}}`
 	event := `{"data":{"identifier":{"k":"a"},"payload":null},"datacontenttype":"application/json","dataschema":"http://localhost/schema/ev","id":"ev@1","source":"http://localhost","specversion":"1.0","time":"2025-07-06T12:00:00Z","type":"int.ecmwf.aviso.ev"}`
 	cases := []struct {
 		dir, frame, want string // want: the message name, or "" for a refusal
