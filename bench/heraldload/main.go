@@ -51,6 +51,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/herald-gateway/herald/bench/internal/benchproc"
+	"github.com/herald-gateway/herald/bench/internal/leanhttp"
 	"github.com/herald-gateway/herald/configs"
 	"github.com/herald-gateway/herald/engine"
 	"github.com/herald-gateway/herald/internal/logwriter"
@@ -217,7 +218,7 @@ type bench struct {
 	// jsTCP is a raw client of the same server over loopback TCP.
 	jsTCP jetstream.JetStream
 	// lean is the minimal HTTP/1.1 client of the B1 load.
-	lean *leanPool
+	lean *leanhttp.Pool
 }
 
 func run(ctx context.Context, p params, out io.Writer) error {
@@ -326,9 +327,9 @@ func run(ctx context.Context, p params, out io.Writer) error {
 		client: &http.Client{Transport: &http.Transport{
 			MaxIdleConnsPerHost: 2048, MaxConnsPerHost: 0, DisableCompression: true,
 		}},
-		lean: newLeanPool(ln.Addr().String()),
+		lean: leanhttp.New(ln.Addr().String()),
 	}
-	defer b.lean.close()
+	defer b.lean.Close()
 	if jsEng != nil {
 		nc, err := nats.Connect("", nats.InProcessServer(jsEng.Server()))
 		if err != nil {
@@ -493,7 +494,7 @@ func (b *bench) b1(ctx context.Context, out io.Writer) error {
 	var sides []b1side
 	if herald {
 		sides = append(sides, b1side{"herald", func(i int) error {
-			_, err := b.lean.do("POST", "/api/v1/notification", notifyBody("bench", i, `{"i":`+strconv.Itoa(i)+`}`))
+			_, err := b.lean.Do("POST", "/api/v1/notification", notifyBody("bench", i, `{"i":`+strconv.Itoa(i)+`}`))
 			return err
 		}})
 	}
@@ -509,7 +510,7 @@ func (b *bench) b1(ctx context.Context, out io.Writer) error {
 	}
 	if herald || raw {
 		sides = append(sides, b1side{"floor", func(int) error {
-			_, err := b.lean.do("GET", "/api/v1/schema/bench", nil)
+			_, err := b.lean.Do("GET", "/api/v1/schema/bench", nil)
 			return err
 		}})
 	}

@@ -26,9 +26,11 @@
 // for the other; the order alternates from round to round. The figures
 // are the medians of the rounds:
 //
-//  1. notify: closed-loop POST /api/v1/notification from keep-alive Go
-//     HTTP clients at each -concurrency for -duration: requests/s, p50
-//     and p99 latency;
+//  1. notify: closed-loop POST /api/v1/notification at each -concurrency
+//     for -duration, each worker over a keep-alive connection of its own
+//     (a minimal HTTP/1.1 client, bench/internal/leanhttp, so that the
+//     load generator's own CPU does not bound the figures): requests/s,
+//     p50 and p99 latency of each request;
 //  2. replay: -replay notifications are stored through notify, then one
 //     SSE replay (POST /api/v1/replay from_id 1) reads them: events/s from
 //     the request to replay_completed;
@@ -36,7 +38,8 @@
 //     -events notifies paced apart, each carrying its send time: p50 and
 //     p99 of notify → delivery latency over all W × events deliveries;
 //  4. batch notify (herald only, aviso-server has no batch endpoint):
-//     closed-loop POST /api/v1/notifications of -batch-size notifications.
+//     closed-loop POST /api/v1/notifications of -batch-size notifications,
+//     over the same minimal client.
 //
 // It checks as it goes and fails on the first difference: every notify
 // answered 200, every replay delivering exactly what was stored and

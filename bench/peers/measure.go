@@ -15,60 +15,47 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/herald-gateway/herald/bench/internal/leanhttp"
 )
 
-// client is the HTTP side of the tool against one server: keep-alive Go
-// HTTP clients, one pool for requests and one for event streams.
+// client is the HTTP side of the tool against one server: the lean
+// keep-alive client for notify and batch notify (each concurrent worker
+// over a connection of its own), and Go's HTTP client for event streams.
+// The notify load shares the machine with the server it measures, and
+// net/http's client costs about as much CPU per exchange as the server
+// does, which would leave both servers' figures client-bound.
 type client struct {
 	base string
-	req  *http.Client
+	lean *leanhttp.Pool
 	sse  *http.Client
 }
 
 func newClient(base string) *client {
 	return &client{
 		base: base,
-		req: &http.Client{Transport: &http.Transport{
-			MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, DisableCompression: true,
-		}},
+		lean: leanhttp.New(strings.TrimPrefix(base, "http://")),
 		sse: &http.Client{Transport: &http.Transport{
 			MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096, DisableCompression: true,
 		}},
 	}
 }
 
-// close drops the idle connections of both pools.
+// close drops the idle connections of both clients.
 func (c *client) close() {
-	c.req.CloseIdleConnections()
+	c.lean.Close()
 	c.sse.CloseIdleConnections()
-}
-
-// post sends a JSON body and returns the response body, failing unless
-// the status is 200.
-func (c *client) post(ctx context.Context, path, body string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, strings.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.req.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("POST %s: %w", path, err)
-	}
-	defer resp.Body.Close()
-	msg, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("POST %s: %w", path, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("POST %s: %s: %s", path, resp.Status, bytes.TrimSpace(msg))
-	}
-	return msg, nil
 }
 
 // notify posts one notification; anything but 200 is an error.
 func (c *client) notify(ctx context.Context, body string) error {
-	_, err := c.post(ctx, "/api/v1/notification", body)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	status, err := c.lean.Do(http.MethodPost, "/api/v1/notification", []byte(body))
+	if err == nil && status != http.StatusOK {
+		err = fmt.Errorf("POST /api/v1/notification: status %d, want 200", status)
+	}
 	return err
 }
 
@@ -468,9 +455,15 @@ func batchBody(i, size int) string {
 // batch posts one batch notify and checks that it stored every one of
 // its size notifications.
 func (c *client) batch(ctx context.Context, body string, size int) error {
-	msg, err := c.post(ctx, "/api/v1/notifications", body)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	status, msg, err := c.lean.Read(http.MethodPost, "/api/v1/notifications", []byte(body), nil)
 	if err != nil {
 		return err
+	}
+	if status != http.StatusOK {
+		return fmt.Errorf("POST /api/v1/notifications: status %d, want 200", status)
 	}
 	var r struct {
 		IDs []string `json:"ids"`
