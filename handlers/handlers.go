@@ -181,6 +181,10 @@ type Handlers struct {
 // have discarded since the start.
 func (h *Handlers) SessionDropped() uint64 { return h.sessions.Dropped() }
 
+// SessionControlFrames returns how many frames sessions have queued on
+// their control lanes (replies among them) since the start.
+func (h *Handlers) SessionControlFrames() uint64 { return h.sessions.ControlFrames() }
+
 // SessionSubscriptions returns the number of session subscriptions and
 // replays whose stream is running now.
 func (h *Handlers) SessionSubscriptions() int { return h.sessions.Subscriptions() }

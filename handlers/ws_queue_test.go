@@ -337,12 +337,15 @@ func TestSessionReplyAheadOfQueuedEvents(t *testing.T) {
 	}
 	dropMore()
 	// A request whose effect shows when the server has run it: a notify
-	// through the session. Its reply then waits while the queue is full.
+	// through the session. Its reply then waits while the queue is full;
+	// the client resumes only once the reply is queued (counted on the
+	// control lane), or it could drain the queue before the reply exists.
 	before, _ := s.Engine.LastSeq(context.Background(), "ev")
+	ctrl := s.Handlers.SessionControlFrames()
 	id := c.request("notify", `"event_type":"ev","identifier":{"k":"marker"}`)
-	testkit.WaitFor(t, wait, "the session's notify stored", func() bool {
+	testkit.WaitFor(t, wait, "the session's notify stored and its reply queued", func() bool {
 		last, _ := s.Engine.LastSeq(context.Background(), "ev")
-		return last > before
+		return last > before && s.Handlers.SessionControlFrames() > ctrl
 	})
 	// Drops again after it: the queue is still full.
 	dropMore()

@@ -334,6 +334,7 @@ func (s *Session) send(frame []byte) {
 		return
 	}
 	o.ctrl = append(o.ctrl, frame)
+	s.deps.Counters.ctrl.Add(1)
 	s.startWriterLocked()
 }
 

@@ -178,14 +178,16 @@ func (noObserver) Stream(*notification.Schema, string) stream.Observer       { r
 
 // Counters count what the sessions of one server hold together: the
 // sessions of each user (max_sessions_per_user), the sessions open, the
-// subscriptions running and the events DROPPING subscriptions discarded.
-// It is safe for concurrent use; the zero value is ready.
+// subscriptions running, the events DROPPING subscriptions discarded and
+// the frames queued on the sessions' control lanes. It is safe for
+// concurrent use; the zero value is ready.
 type Counters struct {
 	mu    sync.Mutex
 	users map[string]int
 	open  atomic.Int64
 	subs  atomic.Int64
 	drops atomic.Uint64
+	ctrl  atomic.Uint64
 }
 
 // Acquire counts a session of user unless limit (0: none) are counted
@@ -221,6 +223,11 @@ func (c *Counters) Subscriptions() int { return int(c.subs.Load()) }
 
 // Dropped returns how many events DROPPING subscriptions have discarded.
 func (c *Counters) Dropped() uint64 { return c.drops.Load() }
+
+// ControlFrames returns how many frames (replies, welcomes, ends, …)
+// sessions have queued on their control lanes, which the writer sends
+// ahead of events frames.
+func (c *Counters) ControlFrames() uint64 { return c.ctrl.Load() }
 
 // UserLimitMessage says that user has reached limit open sessions
 // (max_sessions_per_user): the upgrade's 429 and the auth request's
