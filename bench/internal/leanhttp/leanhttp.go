@@ -121,9 +121,11 @@ func (p *Pool) Read(method, path string, body, buf []byte) (int, []byte, error) 
 
 // exchange runs one request over a pooled connection. A request that
 // failed on a reused connection before any byte of its answer came (the
-// server closed the idle connection) is sent once more on a new one.
+// server closed the idle connection) is sent again on the next idle
+// connection, or a new one: after a pause every idle connection may have
+// been closed, and each is tried (and dropped) once at most.
 func (p *Pool) exchange(method, path string, body, buf []byte, keep bool) (int, []byte, error) {
-	for attempt := 0; ; attempt++ {
+	for {
 		c, reused, err := p.get()
 		if err != nil {
 			return 0, nil, fmt.Errorf("%s %s: %w", method, path, err)
@@ -131,7 +133,7 @@ func (p *Pool) exchange(method, path string, body, buf []byte, keep bool) (int, 
 		a, err := c.exchange(method, path, body, buf, keep)
 		if err != nil {
 			c.c.Close()
-			if reused && a.none && attempt == 0 {
+			if reused && a.none {
 				continue
 			}
 			return 0, nil, fmt.Errorf("%s %s: %w", method, path, err)

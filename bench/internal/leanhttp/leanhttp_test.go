@@ -12,6 +12,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/herald-gateway/herald/internal/testkit"
 )
 
 // seen is one request as the scripted server received it, byte for byte.
@@ -324,5 +327,55 @@ func TestConcurrentWorkers(t *testing.T) {
 	}
 	if n := conns.Load(); n < 1 || n > workers {
 		t.Errorf("%d connections for %d workers", n, workers)
+	}
+}
+
+// TestDoAfterAllIdleClosed checks that a request made after the server
+// closed every idle connection of the pool (a pause longer than its idle
+// timeout) skips all of them and goes over a new connection.
+func TestDoAfterAllIdleClosed(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var opened, closed atomic.Int64
+	release := make(chan struct{})
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hold" {
+			<-release
+		}
+		_, _ = w.Write([]byte("ok"))
+	})}
+	srv.ConnState = func(_ net.Conn, s http.ConnState) {
+		switch s {
+		case http.StateNew:
+			opened.Add(1)
+		case http.StateClosed:
+			closed.Add(1)
+		}
+	}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	p := New(ln.Addr().String())
+	defer p.Close()
+	// Three requests at once leave three idle connections in the pool.
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			if status, err := p.Do("GET", "/hold", nil); status != 200 || err != nil {
+				t.Errorf("Do = %d, %v", status, err)
+			}
+		})
+	}
+	testkit.WaitFor(t, 10*time.Second, "three connections open", func() bool { return opened.Load() == 3 })
+	close(release)
+	wg.Wait()
+	srv.SetKeepAlivesEnabled(false) // closes the idle connections
+	testkit.WaitFor(t, 10*time.Second, "the server closed the idle connections", func() bool { return closed.Load() == 3 })
+	if status, err := p.Do("GET", "/after", nil); status != 200 || err != nil {
+		t.Fatalf("Do after the idle connections closed = %d, %v; want 200, nil", status, err)
+	}
+	if n := opened.Load(); n != 4 {
+		t.Errorf("%d connections opened, want 4 (three closed idle, one new)", n)
 	}
 }
