@@ -178,8 +178,9 @@ func (p params) check() error {
 // figure is one row of the table.
 type figure struct {
 	name string
-	// unit formats a value: "/s" (a rate, higher is better) or "ms" (a
-	// latency in milliseconds, lower is better).
+	// unit formats a value: "/s" (a rate, higher is better), "ms" (a
+	// latency in milliseconds, lower is better) or "µs" (CPU time per
+	// operation, lower is better).
 	unit string
 }
 
@@ -274,19 +275,33 @@ func measure(ctx context.Context, p params, side, bin, engine, cfgPath, dir stri
 	}
 	ver := openAPIVersion(in.base)
 	prefix := engine + ": "
+	meter := in.meter()
 	for _, conc := range p.concurrency {
+		before, err := meter.sample()
+		if err != nil {
+			return fail(err)
+		}
 		l, err := closedLoop(ctx, conc, p.duration, func(i int) error {
 			return c.notify(ctx, notifyBody(typeNotify, i, i%1000, `{"i":`+strconv.Itoa(i)+`}`))
 		})
 		if err != nil {
 			return fail(fmt.Errorf("notify at concurrency %d: %w", conc, err))
 		}
+		after, err := meter.sample()
+		if err != nil {
+			return fail(err)
+		}
+		server, nats, self := perOp(before, after, l.ops)
 		name := fmt.Sprintf("%snotify c=%d", prefix, conc)
 		res.add(figure{name + ", req/s", "/s"}, side, l.rate())
 		res.add(figure{name + ", p50", "ms"}, side, ms(pct(l.lat, .5)))
 		res.add(figure{name + ", p99", "ms"}, side, ms(pct(l.lat, .99)))
-		fmt.Fprintf(progress, "  notify c=%d: %d requests, all 200, %.0f req/s, p50 %s, p99 %s\n",
-			conc, l.ops, l.rate(), pct(l.lat, .5), pct(l.lat, .99))
+		res.add(figure{name + ", server CPU per notify", "µs"}, side, server)
+		if meter.nats != 0 {
+			res.add(figure{name + ", nats-server CPU per notify", "µs"}, side, nats)
+		}
+		fmt.Fprintf(progress, "  notify c=%d: %d requests, all 200, %.0f req/s, p50 %s, p99 %s; CPU per notify: server %.1f µs, nats-server %.1f µs, load generator %.1f µs\n",
+			conc, l.ops, l.rate(), pct(l.lat, .5), pct(l.lat, .99), server, nats, self)
 	}
 	t := time.Now()
 	if err := c.store(ctx, typeReplay, p.replay, p.storeConcurrency); err != nil {
@@ -385,11 +400,14 @@ func report(out io.Writer, p params, res *results, sides []string, versions map[
 		}
 		fmt.Fprintf(out, "| %s | %s | %s | %s |\n", f.name, hs, as, ratio)
 	}
-	fmt.Fprintf(out, "\nratio = herald ÷ aviso-server: above 1 herald is faster on rates (/s), below 1 on latencies (ms).\n")
+	fmt.Fprintf(out, "\nratio = herald ÷ aviso-server: above 1 herald is faster on rates (/s), below 1 on latencies (ms) and CPU per notify (µs: the process's user and system time over the phase, in ticks of 10 ms, divided by the notifies).\n")
 }
 
 // format prints a value in its unit.
 func format(v float64, unit string) string {
+	if unit == "µs" {
+		return fmt.Sprintf("%.1f µs", v)
+	}
 	if unit == "ms" {
 		switch {
 		case v >= 100:

@@ -31,6 +31,15 @@ type instance struct {
 	dir     string
 }
 
+// meter returns the CPU meter of the server and its nats-server.
+func (in *instance) meter() cpuMeter {
+	m := cpuMeter{server: in.cmd.Process.Pid}
+	if in.nats != nil && in.nats.Process != nil {
+		m.nats = in.nats.Process.Pid
+	}
+	return m
+}
+
 // childEnv is the environment of a child process: this process's,
 // without anything that would configure herald or aviso-server besides
 // what the run sets (HERALD_*, AVISOSERVER_*, RUST_LOG, NATS_TOKEN), plus
