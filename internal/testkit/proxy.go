@@ -101,7 +101,7 @@ func (p *Proxy) forward(c net.Conn) {
 		p.mu.Unlock()
 	}
 	go func() { _, _ = io.Copy(up, c); done() }()
-	go func() { _, _ = io.Copy(io.MultiWriter(c, seen), up); done() }()
+	go func() { _, _ = io.Copy(io.MultiWriter(seen, c), up); done() }() // seen first: what a client has read is already there
 }
 
 // Close stops listening, so that nothing answers on the proxy's port any
