@@ -247,10 +247,11 @@ func raiseFileLimit(n int) error {
 // are allowed and so that a backlog built on purpose (the publisher runs
 // ahead of the fan-out) is not ended: the live queue holds a whole
 // measurement and max_lag_sec is 10 minutes. Everything else is the
-// default (session queue of 16 frames, 256 events per frame, 128 KiB
-// stream send buffers, BLOCKING timeout 1 s). The backend is in-memory
-// or, with -engine jetstream, the embedded JetStream server with its
-// files in the measurement's own directory; its streams then keep every
+// default (session queue of 1024 frames and 1 MiB, 256 events per
+// frame, 128 KiB stream send buffers, BLOCKING timeout 1 s). The backend
+// is in-memory or, with -engine jetstream, the embedded JetStream
+// server with its files in the measurement's own directory; its streams
+// then keep every
 // notification (allow_duplicates), not the newest per subject: with the
 // default, SSE watchers that fall behind at saturation were seen to miss
 // notifications superseded in the stream. The typed sides keep every

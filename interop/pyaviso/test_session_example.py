@@ -20,7 +20,7 @@ def test_session_walkthrough(start_herald, backend):
     run = subprocess.run([sys.executable, str(EXAMPLE), url], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
-    assert lines[0].startswith("welcome: session ") and "'session_queue_frames': 16" in lines[0]
+    assert lines[0].startswith("welcome: session ") and "'session_queue_frames': 1024" in lines[0]
     assert lines[1:7] == [
         "subscribed: mars.od.*.*.*.*.*.* boundary mars@0",
         "notified: mars@1",
