@@ -251,10 +251,10 @@ func raiseFileLimit(n int) error {
 // frame, 128 KiB stream send buffers, BLOCKING timeout 1 s). The backend
 // is in-memory or, with -engine jetstream, the embedded JetStream
 // server with its files in the measurement's own directory; its streams
-// then keep every
-// notification (allow_duplicates), not the newest per subject: with the
-// default, SSE watchers that fall behind at saturation were seen to miss
-// notifications superseded in the stream. The typed sides keep every
+// then keep every notification (allow_duplicates), not the newest per
+// subject: with the default, SSE watchers that fall behind at
+// saturation were seen to miss notifications superseded in the stream.
+// The typed sides keep every
 // record of a measurement in the in-memory history (its default keeps
 // the newest per subject), as every side does with -inproc, so that the
 // tool can read them back.
