@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"io"
 	"net"
@@ -167,3 +168,63 @@ func TestSessionWireViolations(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionFramesWithTheUpgrade: frames a client writes together with
+// its upgrade request, before the 101 comes, reach the server's buffered
+// reader with the request; they are served (a masked ping is answered
+// after the welcome) and guarded (an unmasked frame closes the session
+// with 1002) as any later frame.
+func TestSessionFramesWithTheUpgrade(t *testing.T) {
+	s := startServer(t, testConfig, nil)
+	ping := []byte(`{"id":1,"op":"ping"}`)
+	for _, c := range []struct {
+		name   string
+		masked bool
+	}{{"masked", true}, {"unmasked", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			_ = conn.SetDeadline(time.Now().Add(wait))
+			r := &rawSession{t: t, c: conn, br: bufio.NewReader(conn)}
+			// The request and the frame in one write: send renders the
+			// frame into a buffer, written after the request.
+			var frame bytes.Buffer
+			r.c = writerConn{Conn: conn, w: &frame}
+			r.send(true, 1, uint64(len(ping)), c.masked, ping)
+			r.c = conn
+			req := "GET /api/v1/session HTTP/1.1\r\nHost: herald\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+				"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: herald.v1\r\n\r\n"
+			if _, err := conn.Write(append([]byte(req), frame.Bytes()...)); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.ReadResponse(r.br, nil)
+			if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+				t.Fatalf("upgrade: %v %v", resp, err)
+			}
+			if !c.masked {
+				if got := r.closed(); got != websocket.StatusProtocolError {
+					t.Fatalf("closed with %d, want %d", got, websocket.StatusProtocolError)
+				}
+				return
+			}
+			if op, data := r.frame(); op != 1 || !strings.Contains(string(data), `"type":"welcome"`) {
+				t.Fatalf("first frame %d %s", op, data)
+			}
+			if op, data := r.frame(); op != 1 || !strings.Contains(string(data), `"id":1,"ok":true`) {
+				t.Fatalf("the ping sent with the upgrade: %d %s", op, data)
+			}
+		})
+	}
+}
+
+// writerConn is a net.Conn whose writes go to w.
+type writerConn struct {
+	net.Conn
+	w io.Writer
+}
+
+// Write implements net.Conn.
+func (c writerConn) Write(p []byte) (int, error) { return c.w.Write(p) }
