@@ -136,8 +136,8 @@ func main() {
 		defer trace.Stop()
 	}
 	var err error
-	if p.concurrency, err = ints(conc); err == nil {
-		p.watchers, err = ints(watch)
+	if p.concurrency, err = benchproc.Ints(conc); err == nil {
+		p.watchers, err = benchproc.Ints(watch)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "heraldload:", err)
@@ -151,19 +151,6 @@ func main() {
 		trace.Stop()
 		os.Exit(1)
 	}
-}
-
-// ints parses a comma-separated list of positive integers.
-func ints(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("%q: want positive integers separated by commas", s)
-		}
-		out = append(out, n)
-	}
-	return out, nil
 }
 
 // config is the herald configuration of the run: the embedded JetStream
@@ -381,72 +368,6 @@ func engineLabel(kind string) string {
 
 // ---- B1 notify ----
 
-// load is the outcome of a closed-loop load: operations, time and
-// latencies.
-type load struct {
-	ops  int
-	took time.Duration
-	lat  []time.Duration
-}
-
-func (l load) rate() float64 { return float64(l.ops) / l.took.Seconds() }
-
-// pct returns the q-th quantile of sorted latencies.
-func pct(lat []time.Duration, q float64) time.Duration {
-	if len(lat) == 0 {
-		return 0
-	}
-	return lat[min(int(q*float64(len(lat))), len(lat)-1)]
-}
-
-// closedLoop runs op from c goroutines for d (bounded by ctx) and
-// measures each call.
-func closedLoop(ctx context.Context, c int, d time.Duration, op func(i int) error) (load, error) {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	var (
-		next    atomic.Int64
-		mu      sync.Mutex
-		all     []time.Duration
-		firstEr error
-		wg      sync.WaitGroup
-	)
-	began := time.Now()
-	for range c {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lat := make([]time.Duration, 0, 4096)
-			for ctx.Err() == nil {
-				i := int(next.Add(1))
-				t := time.Now()
-				if err := op(i); err != nil {
-					if ctx.Err() == nil {
-						mu.Lock()
-						if firstEr == nil {
-							firstEr = err
-						}
-						mu.Unlock()
-						cancel()
-					}
-					break
-				}
-				lat = append(lat, time.Since(t))
-			}
-			mu.Lock()
-			all = append(all, lat...)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	took := time.Since(began)
-	if firstEr != nil {
-		return load{}, firstEr
-	}
-	slices.Sort(all)
-	return load{ops: len(all), took: took, lat: all}, nil
-}
-
 // notifyBody is the notify request of operation i.
 func notifyBody(event string, i int, payload string) []byte {
 	return fmt.Appendf(nil, `{"event_type":%q,"identifier":{"class":"c%02d","kind":"k","step":%d},"payload":%s}`,
@@ -479,7 +400,7 @@ type b1side struct {
 }
 
 // b1row is what one round measured at one level, by side name.
-type b1row map[string]load
+type b1row map[string]benchproc.Load
 
 func (b *bench) b1(ctx context.Context, out io.Writer) error {
 	herald, raw := strings.Contains(b.p.sides, "herald"), strings.Contains(b.p.sides, "raw")
@@ -520,7 +441,7 @@ func (b *bench) b1(ctx context.Context, out io.Writer) error {
 			row := b1row{}
 			for k := range sides {
 				side := sides[(k+round)%len(sides)]
-				l, err := closedLoop(ctx, c, b.p.duration, side.op)
+				l, err := benchproc.ClosedLoop(ctx, c, b.p.duration, func(i int) error { return side.op(i + 1) })
 				if err != nil {
 					return fmt.Errorf("%s at concurrency %d: %w", side.name, c, err)
 				}
@@ -540,11 +461,11 @@ func (b *bench) b1(ctx context.Context, out io.Writer) error {
 		}
 		fmt.Fprintf(out, " %6s\n", ":floor")
 	}
-	line := func(c int, label string, f func(side string, g func(load) float64) float64) {
-		rate := func(l load) float64 { return l.rate() }
-		p50 := func(l load) float64 { return float64(pct(l.lat, .5)) }
-		p99 := func(l load) float64 { return float64(pct(l.lat, .99)) }
-		ratio := func(l load) float64 { return p99(l) / max(p50(l), 1) }
+	line := func(c int, label string, f func(side string, g func(benchproc.Load) float64) float64) {
+		rate := func(l benchproc.Load) float64 { return l.Rate() }
+		p50 := func(l benchproc.Load) float64 { return float64(benchproc.Pct(l.Lat, .5)) }
+		p99 := func(l benchproc.Load) float64 { return float64(benchproc.Pct(l.Lat, .99)) }
+		ratio := func(l benchproc.Load) float64 { return p99(l) / max(p50(l), 1) }
 		d := func(v float64) string { return round(time.Duration(v)) }
 		fmt.Fprintf(out, "%-5d %-6s %9.0f %8s %8s %6.1f |", c, label, f("herald", rate), d(f("herald", p50)), d(f("herald", p99)), f("herald", ratio))
 		if raw {
@@ -560,12 +481,12 @@ func (b *bench) b1(ctx context.Context, out io.Writer) error {
 	header()
 	for _, c := range b.p.concurrency {
 		for i, row := range rows[c] {
-			line(c, strconv.Itoa(i+1), func(side string, g func(load) float64) float64 { return g(row[side]) })
+			line(c, strconv.Itoa(i+1), func(side string, g func(benchproc.Load) float64) float64 { return g(row[side]) })
 		}
 		if b.p.rounds > 1 {
 			// Medians over the rounds, each column on its own (a ratio
 			// column is the median of the rounds' ratios).
-			line(c, "median", func(side string, g func(load) float64) float64 {
+			line(c, "median", func(side string, g func(benchproc.Load) float64) float64 {
 				vals := make([]float64, 0, len(rows[c]))
 				for _, row := range rows[c] {
 					vals = append(vals, g(row[side]))
@@ -780,8 +701,8 @@ func (b *bench) b2(ctx context.Context, out io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(out, "%-9d %10d %9s %9s | %10d %9s %9s | %8.2fx\n", w,
-			len(h), round(pct(h, .5)), round(pct(h, .99)), len(r), round(pct(r, .5)), round(pct(r, .99)),
-			float64(pct(h, .5))/float64(pct(r, .5)))
+			len(h), round(benchproc.Pct(h, .5)), round(benchproc.Pct(h, .99)), len(r), round(benchproc.Pct(r, .5)), round(benchproc.Pct(r, .99)),
+			float64(benchproc.Pct(h, .5))/float64(benchproc.Pct(r, .5)))
 	}
 	fmt.Fprintln(out)
 	return nil

@@ -116,8 +116,8 @@ func main() {
 	timeout := flag.Duration("timeout", time.Hour, "bound of the whole run")
 	flag.Parse()
 	var err error
-	if p.concurrency, err = ints(conc); err == nil {
-		if p.watchers, err = ints(watch); err == nil {
+	if p.concurrency, err = benchproc.Ints(conc); err == nil {
+		if p.watchers, err = benchproc.Ints(watch); err == nil {
 			p.engines, err = engines(engine)
 		}
 	}
@@ -132,19 +132,6 @@ func main() {
 		cancel()
 		os.Exit(1)
 	}
-}
-
-// ints parses a comma-separated list of positive integers.
-func ints(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("%q: want positive integers separated by commas", s)
-		}
-		out = append(out, n)
-	}
-	return out, nil
 }
 
 // engines parses -engine.
@@ -277,31 +264,25 @@ func measure(ctx context.Context, p params, side, bin, engine, cfgPath, dir stri
 	prefix := engine + ": "
 	meter := in.meter()
 	for _, conc := range p.concurrency {
-		before, err := meter.sample()
-		if err != nil {
-			return fail(err)
-		}
-		l, err := closedLoop(ctx, conc, p.duration, func(i int) error {
+		before := meter.sample()
+		l, err := benchproc.ClosedLoop(ctx, conc, p.duration, func(i int) error {
 			return c.notify(ctx, notifyBody(typeNotify, i, i%1000, `{"i":`+strconv.Itoa(i)+`}`))
 		})
 		if err != nil {
 			return fail(fmt.Errorf("notify at concurrency %d: %w", conc, err))
 		}
-		after, err := meter.sample()
-		if err != nil {
-			return fail(err)
-		}
-		server, nats, self := perOp(before, after, l.ops)
+		after := meter.sample()
+		server, nats, self := perOp(before, after, l.Ops)
 		name := fmt.Sprintf("%snotify c=%d", prefix, conc)
-		res.add(figure{name + ", req/s", "/s"}, side, l.rate())
-		res.add(figure{name + ", p50", "ms"}, side, ms(pct(l.lat, .5)))
-		res.add(figure{name + ", p99", "ms"}, side, ms(pct(l.lat, .99)))
+		res.add(figure{name + ", req/s", "/s"}, side, l.Rate())
+		res.add(figure{name + ", p50", "ms"}, side, ms(benchproc.Pct(l.Lat, .5)))
+		res.add(figure{name + ", p99", "ms"}, side, ms(benchproc.Pct(l.Lat, .99)))
 		res.add(figure{name + ", server CPU per notify", "µs"}, side, server)
 		if meter.nats != 0 {
 			res.add(figure{name + ", nats-server CPU per notify", "µs"}, side, nats)
 		}
 		fmt.Fprintf(progress, "  notify c=%d: %d requests, all 200, %.0f req/s, p50 %s, p99 %s; CPU per notify: server %.1f µs, nats-server %.1f µs, load generator %.1f µs\n",
-			conc, l.ops, l.rate(), pct(l.lat, .5), pct(l.lat, .99), server, nats, self)
+			conc, l.Ops, l.Rate(), benchproc.Pct(l.Lat, .5), benchproc.Pct(l.Lat, .99), server, nats, self)
 	}
 	t := time.Now()
 	if err := c.store(ctx, typeReplay, p.replay, p.storeConcurrency); err != nil {
@@ -325,21 +306,21 @@ func measure(ctx context.Context, p params, side, bin, engine, cfgPath, dir stri
 			return fail(fmt.Errorf("live fan-out to %d watchers: %w", w, err))
 		}
 		name := fmt.Sprintf("%slive fan-out W=%d", prefix, w)
-		res.add(figure{name + ", p50", "ms"}, side, ms(pct(lat, .5)))
-		res.add(figure{name + ", p99", "ms"}, side, ms(pct(lat, .99)))
+		res.add(figure{name + ", p50", "ms"}, side, ms(benchproc.Pct(lat, .5)))
+		res.add(figure{name + ", p99", "ms"}, side, ms(benchproc.Pct(lat, .99)))
 		fmt.Fprintf(progress, "  live fan-out: %d watchers × %d notifications = %d deliveries, each exactly once, p50 %s, p99 %s\n",
-			w, p.events, len(lat), pct(lat, .5), pct(lat, .99))
+			w, p.events, len(lat), benchproc.Pct(lat, .5), benchproc.Pct(lat, .99))
 	}
 	if side == sideHerald {
-		l, err := closedLoop(ctx, p.batchConcurrency, p.duration, func(i int) error {
+		l, err := benchproc.ClosedLoop(ctx, p.batchConcurrency, p.duration, func(i int) error {
 			return c.batch(ctx, batchBody(i*p.batchSize, p.batchSize), p.batchSize)
 		})
 		if err != nil {
 			return fail(fmt.Errorf("batch notify: %w", err))
 		}
-		nps := l.rate() * float64(p.batchSize)
+		nps := l.Rate() * float64(p.batchSize)
 		res.add(figure{fmt.Sprintf("%sbatch notify (%d per request, c=%d), notifications/s", prefix, p.batchSize, p.batchConcurrency), "/s"}, side, nps)
-		fmt.Fprintf(progress, "  batch notify: %d requests of %d, all stored, %.0f notifications/s\n", l.ops, p.batchSize, nps)
+		fmt.Fprintf(progress, "  batch notify: %d requests of %d, all stored, %.0f notifications/s\n", l.Ops, p.batchSize, nps)
 	}
 	return ver, nil
 }

@@ -42,16 +42,9 @@ func TestReport(t *testing.T) {
 	}
 }
 
-// TestParams checks the parsing and the refusals of the flags.
+// TestParams checks the parsing and the refusals of -engine (the
+// number lists are benchproc.Ints, tested there).
 func TestParams(t *testing.T) {
-	if got, err := ints("1, 16,64"); err != nil || len(got) != 3 || got[2] != 64 {
-		t.Errorf("ints = %v, %v", got, err)
-	}
-	for _, bad := range []string{"", "1,,2", "0", "-3", "x"} {
-		if _, err := ints(bad); err == nil {
-			t.Errorf("ints(%q) gave no error", bad)
-		}
-	}
 	if e, err := engines("both"); err != nil || strings.Join(e, ",") != "jetstream,in_memory" {
 		t.Errorf("engines(both) = %v, %v", e, err)
 	}
