@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -76,6 +77,30 @@ func asFinished(spans []sdktrace.ReadOnlySpan) []finished {
 	for i, s := range spans {
 		out[i] = s
 	}
+	return out
+}
+
+// decoded is spans encoded by a wireEncoder and decoded again as the
+// collector decodes them.
+func decoded(t *testing.T, spans []finished) []*tracepb.ResourceSpans {
+	t.Helper()
+	var w wireEncoder
+	var out []*tracepb.ResourceSpans
+	for _, rs := range w.encode(spans) {
+		b, err := proto.Marshal(rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := new(tracepb.ResourceSpans)
+		if err := proto.Unmarshal(b, m); err != nil {
+			t.Fatal(err)
+		}
+		if len(m.ProtoReflect().GetUnknown()) != 0 {
+			t.Fatalf("fields the OTLP messages do not have: %x", m.ProtoReflect().GetUnknown())
+		}
+		out = append(out, m)
+	}
+	w.release()
 	return out
 }
 

@@ -195,8 +195,7 @@ func TestRecorderMatchesSDK(t *testing.T) {
 	flush()
 	got := k.take()
 
-	var cw, cg converter
-	w, g := cw.convert(want), cg.convert(got)
+	w, g := decoded(t, want), decoded(t, got)
 	if len(w) != 1 || len(g) != 1 || len(w[0].ScopeSpans) != 1 || len(g[0].ScopeSpans) != 1 {
 		t.Fatalf("resource and scope groups: SDK %d, recorder %d", len(w), len(g))
 	}

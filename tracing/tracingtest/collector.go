@@ -71,6 +71,7 @@ type Collector struct {
 	discard  bool          // spans are counted, not kept (StartDiscard)
 	counted  int           // spans counted by a discarding collector
 	changed  chan struct{} // closed and replaced whenever something arrives
+	bodies   sync.Pool     // *bytes.Buffer: the discarding collector's request bodies
 }
 
 func newCollector(protocol string) *Collector {
@@ -312,7 +313,7 @@ func (c *Collector) exportHTTP(w http.ResponseWriter, r *http.Request, req, resp
 		http.Error(w, fmt.Sprintf("tracingtest: Content-Type %q, want application/x-protobuf", ct), http.StatusUnsupportedMediaType)
 		return
 	}
-	b, ok := readBody(w, r)
+	b, ok := readBody(w, r, nil)
 	if !ok {
 		return
 	}
@@ -330,9 +331,10 @@ func (c *Collector) exportHTTP(w http.ResponseWriter, r *http.Request, req, resp
 	_, _ = io.Copy(w, bytes.NewReader(out))
 }
 
-// readBody reads an export's body, gunzipped when it says so; a body that
+// readBody reads an export's body, gunzipped when it says so, into buf
+// (reset first) or, when buf is nil, into a new slice; a body that
 // cannot be read is answered 400 and ok is false.
-func readBody(w http.ResponseWriter, r *http.Request) (b []byte, ok bool) {
+func readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) (b []byte, ok bool) {
 	var body io.Reader = r.Body
 	if r.Header.Get("Content-Encoding") == "gzip" {
 		zr, err := gzip.NewReader(r.Body)
@@ -343,12 +345,18 @@ func readBody(w http.ResponseWriter, r *http.Request) (b []byte, ok bool) {
 		defer zr.Close()
 		body = zr
 	}
-	b, err := io.ReadAll(body)
-	if err != nil {
+	if buf == nil {
+		buf = new(bytes.Buffer)
+	}
+	buf.Reset()
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength))
+	}
+	if _, err := buf.ReadFrom(body); err != nil {
 		http.Error(w, "tracingtest: read: "+err.Error(), http.StatusBadRequest)
 		return nil, false
 	}
-	return b, true
+	return buf.Bytes(), true
 }
 
 // attributes converts OTLP key-values to a map.

@@ -1,6 +1,7 @@
 package tracingtest
 
 import (
+	"bytes"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -67,7 +68,12 @@ func (c *Collector) WaitSpanCount(t testing.TB, timeout time.Duration, n int) {
 // collector.
 func (c *Collector) serveDiscardHTTP(w http.ResponseWriter, r *http.Request) {
 	c.arrive()
-	b, ok := readBody(w, r)
+	buf, _ := c.bodies.Get().(*bytes.Buffer)
+	if buf == nil {
+		buf = new(bytes.Buffer)
+	}
+	defer c.bodies.Put(buf)
+	b, ok := readBody(w, r, buf)
 	if !ok {
 		return
 	}

@@ -1,0 +1,375 @@
+package tracing
+
+import (
+	"math"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// Field numbers of the OTLP trace messages (opentelemetry/proto/trace/v1
+// and common/v1), as the wire encoder writes them.
+const (
+	fResourceSpansResource   protowire.Number = 1
+	fResourceSpansScopeSpans protowire.Number = 2
+	fResourceSpansSchemaURL  protowire.Number = 3
+
+	fScopeSpansScope     protowire.Number = 1
+	fScopeSpansSpans     protowire.Number = 2
+	fScopeSpansSchemaURL protowire.Number = 3
+
+	fSpanTraceID           protowire.Number = 1
+	fSpanSpanID            protowire.Number = 2
+	fSpanTraceState        protowire.Number = 3
+	fSpanParentSpanID      protowire.Number = 4
+	fSpanName              protowire.Number = 5
+	fSpanKind              protowire.Number = 6
+	fSpanStart             protowire.Number = 7
+	fSpanEnd               protowire.Number = 8
+	fSpanAttributes        protowire.Number = 9
+	fSpanDroppedAttributes protowire.Number = 10
+	fSpanEvents            protowire.Number = 11
+	fSpanDroppedEvents     protowire.Number = 12
+	fSpanLinks             protowire.Number = 13
+	fSpanDroppedLinks      protowire.Number = 14
+	fSpanStatus            protowire.Number = 15
+	fSpanFlags             protowire.Number = 16
+
+	fEventTime              protowire.Number = 1
+	fEventName              protowire.Number = 2
+	fEventAttributes        protowire.Number = 3
+	fEventDroppedAttributes protowire.Number = 4
+
+	fLinkTraceID           protowire.Number = 1
+	fLinkSpanID            protowire.Number = 2
+	fLinkAttributes        protowire.Number = 4
+	fLinkDroppedAttributes protowire.Number = 5
+	fLinkFlags             protowire.Number = 6
+
+	fStatusMessage protowire.Number = 2
+	fStatusCode    protowire.Number = 3
+
+	fKeyValueKey   protowire.Number = 1
+	fKeyValueValue protowire.Number = 2
+
+	fAnyString protowire.Number = 1
+	fAnyBool   protowire.Number = 2
+	fAnyInt    protowire.Number = 3
+	fAnyDouble protowire.Number = 4
+)
+
+// lengthRoom is the room left for a nested message's length, the
+// longest varint of a length that fits in 32 bits.
+const lengthRoom = 5
+
+// wireEncoder encodes batches of spans as the OTLP protobuf encoding of
+// their ResourceSpans, written field by field (protowire) into a buffer
+// it keeps from one batch to the next. Each ResourceSpans message it
+// returns carries its encoding as raw (unknown) fields, which
+// proto.Marshal copies as they are: the client's marshal is a copy, and
+// the request on the wire is the one the SDK's exporter sends for the
+// same spans (TestSpanExporterMatchesSDK decodes and compares them).
+//
+// A proto3 field at its zero value is left out, as proto.Marshal leaves
+// it out; a message field that the SDK always sets (a span's status, an
+// attribute's value) is written even when empty.
+type wireEncoder struct {
+	buf []byte
+	out []*tracepb.ResourceSpans
+
+	// The encodings of the last resource and scope, kept while they
+	// stay the same (herald has one of each).
+	res      *resource.Resource
+	resWire  []byte
+	scope    instrumentation.Scope
+	scopeWir []byte
+	hasScope bool
+}
+
+// wireGroup is the spans of one resource and scope in a batch.
+type wireGroup struct {
+	res   attribute.Distinct
+	scope instrumentation.Scope
+	spans []finished
+}
+
+// encode returns the ResourceSpans of spans, in the order their
+// resources and scopes first appear (as the converter of the SDK's
+// exporter groups them); they are valid until release.
+func (w *wireEncoder) encode(spans []finished) []*tracepb.ResourceSpans {
+	var groups []wireGroup
+	var resources []*resource.Resource
+	var keys []attribute.Distinct
+	for _, s := range spans {
+		if s == nil {
+			continue
+		}
+		res, scope := s.Resource(), s.InstrumentationScope()
+		key := res.Equivalent()
+		i := 0
+		for i < len(groups) && (groups[i].res != key || groups[i].scope != scope) {
+			i++
+		}
+		if i == len(groups) {
+			groups = append(groups, wireGroup{res: key, scope: scope})
+			known := false
+			for _, k := range keys {
+				known = known || k == key
+			}
+			if !known {
+				keys, resources = append(keys, key), append(resources, res)
+			}
+		}
+		groups[i].spans = append(groups[i].spans, s)
+	}
+	if len(groups) == 0 {
+		return nil
+	}
+	b := w.buf[:0]
+	ends := make([]int, 0, len(resources))
+	for r, key := range keys {
+		res := resources[r]
+		if rw := w.resourceWire(res); len(rw) > 0 || res != nil {
+			b = protowire.AppendTag(b, fResourceSpansResource, protowire.BytesType)
+			b = protowire.AppendBytes(b, rw)
+		}
+		for _, g := range groups {
+			if g.res != key {
+				continue
+			}
+			var at int
+			b, at = beginMessage(b, fResourceSpansScopeSpans)
+			if g.scope != (instrumentation.Scope{}) {
+				b = protowire.AppendTag(b, fScopeSpansScope, protowire.BytesType)
+				b = protowire.AppendBytes(b, w.scopeWire(g.scope))
+			}
+			for _, s := range g.spans {
+				var sat int
+				b, sat = beginMessage(b, fScopeSpansSpans)
+				b = appendSpan(b, s)
+				b = endMessage(b, sat)
+			}
+			b = appendString(b, fScopeSpansSchemaURL, g.scope.SchemaURL)
+			b = endMessage(b, at)
+		}
+		if res != nil {
+			b = appendString(b, fResourceSpansSchemaURL, res.SchemaURL())
+		}
+		ends = append(ends, len(b))
+	}
+	w.buf = b
+	for len(w.out) < len(ends) {
+		w.out = append(w.out, new(tracepb.ResourceSpans))
+	}
+	out := w.out[:len(ends)]
+	from := 0
+	for i, end := range ends {
+		out[i].ProtoReflect().SetUnknown(protoreflect.RawFields(b[from:end:end]))
+		from = end
+	}
+	return out
+}
+
+// release forgets the last batch's encoding (the buffer is kept).
+func (w *wireEncoder) release() {
+	for _, rs := range w.out {
+		rs.ProtoReflect().SetUnknown(nil)
+	}
+}
+
+// resourceWire is the encoding of res's Resource message, computed once
+// while res stays the same.
+func (w *wireEncoder) resourceWire(res *resource.Resource) []byte {
+	if res == nil {
+		return nil
+	}
+	if res != w.res {
+		wire, err := proto.Marshal(&resourcepb.Resource{Attributes: keyValuesOf(res.Attributes())})
+		if err != nil {
+			wire = nil // a Resource of scalar attributes always marshals
+		}
+		w.res, w.resWire = res, wire
+	}
+	return w.resWire
+}
+
+// scopeWire is the encoding of scope's InstrumentationScope message,
+// computed once while scope stays the same.
+func (w *wireEncoder) scopeWire(scope instrumentation.Scope) []byte {
+	if !w.hasScope || scope != w.scope {
+		wire, err := proto.Marshal(&commonpb.InstrumentationScope{Name: scope.Name, Version: scope.Version, Attributes: keyValuesOf(scope.Attributes.ToSlice())})
+		if err != nil {
+			wire = nil
+		}
+		w.scope, w.scopeWir, w.hasScope = scope, wire, true
+	}
+	return w.scopeWir
+}
+
+// appendSpan appends the fields of s's Span message.
+func appendSpan(b []byte, s finished) []byte {
+	sc := s.SpanContext()
+	tid, sid := sc.TraceID(), sc.SpanID()
+	b = appendBytes(b, fSpanTraceID, tid[:])
+	b = appendBytes(b, fSpanSpanID, sid[:])
+	if ts := sc.TraceState(); ts.Len() > 0 {
+		b = appendString(b, fSpanTraceState, ts.String())
+	}
+	parent := s.Parent()
+	if psid := parent.SpanID(); psid.IsValid() {
+		b = appendBytes(b, fSpanParentSpanID, psid[:])
+	}
+	b = appendString(b, fSpanName, s.Name())
+	b = appendVarint(b, fSpanKind, uint64(spanKind(s.SpanKind())))
+	b = appendFixed64(b, fSpanStart, unixNano(s.StartTime()))
+	b = appendFixed64(b, fSpanEnd, unixNano(s.EndTime()))
+	b = appendKeyValues(b, fSpanAttributes, s.Attributes())
+	b = appendVarint(b, fSpanDroppedAttributes, uint64(clampUint32(s.DroppedAttributes())))
+	for _, ev := range s.Events() {
+		var at int
+		b, at = beginMessage(b, fSpanEvents)
+		b = appendFixed64(b, fEventTime, unixNano(ev.Time))
+		b = appendString(b, fEventName, ev.Name)
+		b = appendKeyValues(b, fEventAttributes, ev.Attributes)
+		b = appendVarint(b, fEventDroppedAttributes, uint64(clampUint32(ev.DroppedAttributeCount)))
+		b = endMessage(b, at)
+	}
+	b = appendVarint(b, fSpanDroppedEvents, uint64(clampUint32(s.DroppedEvents())))
+	for _, l := range s.Links() {
+		b = appendLink(b, l)
+	}
+	b = appendVarint(b, fSpanDroppedLinks, uint64(clampUint32(s.DroppedLinks())))
+	st := s.Status()
+	var at int
+	b, at = beginMessage(b, fSpanStatus)
+	b = appendString(b, fStatusMessage, st.Description)
+	b = appendVarint(b, fStatusCode, uint64(statusCode(st.Code)))
+	b = endMessage(b, at)
+	if flags := spanFlags(sc.TraceFlags(), parent); flags != 0 {
+		b = protowire.AppendTag(b, fSpanFlags, protowire.Fixed32Type)
+		b = protowire.AppendFixed32(b, flags)
+	}
+	return b
+}
+
+// appendLink appends l as a span's Link message.
+func appendLink(b []byte, l sdktrace.Link) []byte {
+	var at int
+	b, at = beginMessage(b, fSpanLinks)
+	tid, sid := l.SpanContext.TraceID(), l.SpanContext.SpanID()
+	b = appendBytes(b, fLinkTraceID, tid[:])
+	b = appendBytes(b, fLinkSpanID, sid[:])
+	b = appendKeyValues(b, fLinkAttributes, l.Attributes)
+	b = appendVarint(b, fLinkDroppedAttributes, uint64(clampUint32(l.DroppedAttributeCount)))
+	if flags := spanFlags(l.SpanContext.TraceFlags(), l.SpanContext); flags != 0 {
+		b = protowire.AppendTag(b, fLinkFlags, protowire.Fixed32Type)
+		b = protowire.AppendFixed32(b, flags)
+	}
+	return endMessage(b, at)
+}
+
+// appendKeyValues appends attrs as repeated KeyValue messages of field
+// num.
+func appendKeyValues(b []byte, num protowire.Number, attrs []attribute.KeyValue) []byte {
+	for _, a := range attrs {
+		var at, vat int
+		b, at = beginMessage(b, num)
+		b = appendString(b, fKeyValueKey, string(a.Key))
+		b, vat = beginMessage(b, fKeyValueValue)
+		switch v := a.Value; v.Type() {
+		case attribute.STRING:
+			b = protowire.AppendTag(b, fAnyString, protowire.BytesType)
+			b = protowire.AppendString(b, v.AsString())
+		case attribute.INT64:
+			b = protowire.AppendTag(b, fAnyInt, protowire.VarintType)
+			b = protowire.AppendVarint(b, uint64(v.AsInt64())) //nolint:gosec // two's complement, as protobuf's int64
+		case attribute.BOOL:
+			b = protowire.AppendTag(b, fAnyBool, protowire.VarintType)
+			b = protowire.AppendVarint(b, protowire.EncodeBool(v.AsBool()))
+		case attribute.FLOAT64:
+			b = protowire.AppendTag(b, fAnyDouble, protowire.Fixed64Type)
+			b = protowire.AppendFixed64(b, math.Float64bits(v.AsFloat64()))
+		default:
+			// Lists, maps, bytes and empty values, which herald does
+			// not record: through the generated message.
+			if wire, err := proto.Marshal(anyValue(v)); err == nil {
+				b = append(b, wire...)
+			}
+		}
+		b = endMessage(b, vat)
+		b = endMessage(b, at)
+	}
+	return b
+}
+
+// beginMessage appends the tag of the message field num and room for its
+// length; endMessage, given the offset it returns, writes the length.
+func beginMessage(b []byte, num protowire.Number) ([]byte, int) {
+	b = protowire.AppendTag(b, num, protowire.BytesType)
+	b = append(b, make([]byte, lengthRoom)...)
+	return b, len(b)
+}
+
+// endMessage writes the length of the message that began at start (an
+// offset from beginMessage) before it, moving it down over the room not
+// needed.
+func endMessage(b []byte, start int) []byte {
+	n := len(b) - start
+	room := start - lengthRoom
+	l := protowire.SizeVarint(uint64(n))
+	protowire.AppendVarint(b[room:room], uint64(n))
+	copy(b[room+l:], b[start:])
+	return b[:room+l+n]
+}
+
+// appendString appends a string field, left out when empty.
+func appendString(b []byte, num protowire.Number, s string) []byte {
+	if s == "" {
+		return b
+	}
+	b = protowire.AppendTag(b, num, protowire.BytesType)
+	return protowire.AppendString(b, s)
+}
+
+// appendBytes appends a bytes field, left out when empty.
+func appendBytes(b []byte, num protowire.Number, v []byte) []byte {
+	if len(v) == 0 {
+		return b
+	}
+	b = protowire.AppendTag(b, num, protowire.BytesType)
+	return protowire.AppendBytes(b, v)
+}
+
+// appendVarint appends a varint field (an enum or an unsigned count),
+// left out when zero.
+func appendVarint(b []byte, num protowire.Number, v uint64) []byte {
+	if v == 0 {
+		return b
+	}
+	b = protowire.AppendTag(b, num, protowire.VarintType)
+	return protowire.AppendVarint(b, v)
+}
+
+// appendFixed64 appends a fixed64 field, left out when zero.
+func appendFixed64(b []byte, num protowire.Number, v uint64) []byte {
+	if v == 0 {
+		return b
+	}
+	b = protowire.AppendTag(b, num, protowire.Fixed64Type)
+	return protowire.AppendFixed64(b, v)
+}
+
+// unixNano is t in nanoseconds since the epoch, 0 before it (as the
+// SDK's exporter writes it).
+func unixNano(t time.Time) uint64 {
+	return uint64(max(0, t.UnixNano())) //nolint:gosec // not negative
+}
