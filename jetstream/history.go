@@ -13,8 +13,9 @@ import (
 	"github.com/herald-gateway/herald/engine"
 )
 
-// historyChunk bounds one pull request of a history reader (and so the
-// messages buffered for it); larger pages take several requests.
+// historyChunk bounds one pull request of a history reader; larger pages
+// take several requests. Up to two are outstanding (the page being read
+// and the next), which bounds the messages buffered for a reader.
 const historyChunk = 1024
 
 // maxStoredTime is the latest time NATS can represent (int64 nanoseconds
@@ -65,7 +66,7 @@ func (e *Engine) History(ctx context.Context, q engine.Query, r engine.Range) (e
 		at = time.Time{}
 	}
 	h.from = start{seq: max(r.FromSeq, 1), at: at}
-	h.rd = newReader(e, StreamName(q.Stream), filter, "replay", historyChunk)
+	h.rd = newReader(e, StreamName(q.Stream), filter, "replay", 2*historyChunk)
 	if err := h.open(ctx, h.from); err != nil {
 		h.Close()
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -184,66 +185,85 @@ func (h *history) page(ctx context.Context, want int, out *[]*engine.Record) (in
 	timer := time.NewTimer(h.e.opts.RequestTimeout)
 	defer timer.Stop()
 	for got < want && !h.done {
+		// A message already waiting is taken without the select of
+		// every case (a page is at most historyChunk messages, so the
+		// contexts are still checked each page).
+		var m *nats.Msg
 		select {
-		case <-ctx.Done():
-			return got, ctx.Err()
-		case <-h.e.ctx.Done():
-			return got, engine.ErrClosed
-		case <-timer.C:
-			if err := retry(fmt.Errorf("no answer within %s: %w", h.e.opts.RequestTimeout, context.DeadlineExceeded)); err != nil {
-				return got, err
-			}
-			timer.Reset(h.e.opts.RequestTimeout)
-		case m := <-h.rd.msgs:
-			switch kind, left := classify(m); kind {
-			case kindMsg:
-				md, err := metadata(m)
-				if err != nil {
-					return got, fmt.Errorf("message without JetStream metadata: %w", err)
-				}
-				if !h.rd.accept(md) {
-					if err := retry(fmt.Errorf("consumer sequence %d after %d", md.consumer, h.rd.cseq)); err != nil {
-						return got, err
-					}
-					continue
-				}
-				if md.stream > h.r.ToSeq || (!h.r.ToTime.IsZero() && md.at.After(h.r.ToTime)) {
-					h.finish()
-					break
-				}
-				got++
-				h.last = md.stream
-				h.take(m.Subject, m.Header, m.Data, md, out)
-				if md.pending == 0 || md.stream == h.r.ToSeq {
-					h.finish()
-				}
-			case kindHeartbeat:
-			case kindNoMessages:
-				h.finish()
-			case kindExpired:
-				// A request the server will not fill (408): ask again
-				// for what is still missing.
-				h.rd.pending = max(h.rd.pending-left, 0)
-				if need := want - got - h.rd.pending; need > 0 {
-					if err := h.rd.pull(pullRequest{Batch: need, NoWait: true}); err != nil {
-						if err := retry(err); err != nil {
-							return got, err
-						}
-					}
-				}
-			default:
-				if err := retry(statusError(m)); err != nil {
+		case m = <-h.rd.msgs:
+		default:
+			select {
+			case <-ctx.Done():
+				return got, ctx.Err()
+			case <-h.e.ctx.Done():
+				return got, engine.ErrClosed
+			case <-timer.C:
+				if err := retry(fmt.Errorf("no answer within %s: %w", h.e.opts.RequestTimeout, context.DeadlineExceeded)); err != nil {
 					return got, err
 				}
+				timer.Reset(h.e.opts.RequestTimeout)
+				continue
+			case m = <-h.rd.msgs:
+			}
+		}
+		switch kind, left := classify(m); kind {
+		case kindMsg:
+			md, err := metadata(m)
+			if err != nil {
+				return got, fmt.Errorf("message without JetStream metadata: %w", err)
+			}
+			if !h.rd.accept(md) {
+				if err := retry(fmt.Errorf("consumer sequence %d after %d", md.consumer, h.rd.cseq)); err != nil {
+					return got, err
+				}
+				continue
+			}
+			if md.stream > h.r.ToSeq || (!h.r.ToTime.IsZero() && md.at.After(h.r.ToTime)) {
+				h.finish()
+				break
+			}
+			got++
+			h.last = md.stream
+			h.take(m.Subject, m.Header, m.Data, md, out)
+			if md.pending == 0 || md.stream == h.r.ToSeq {
+				h.finish()
+			} else {
+				h.prefetch(want)
+			}
+		case kindHeartbeat:
+		case kindNoMessages:
+			h.finish()
+		case kindExpired:
+			// A request the server will not fill (408): ask again
+			// for what is still missing.
+			h.rd.pending = max(h.rd.pending-left, 0)
+			if need := want - got - h.rd.pending; need > 0 {
+				if err := h.rd.pull(pullRequest{Batch: need, NoWait: true}); err != nil {
+					if err := retry(err); err != nil {
+						return got, err
+					}
+				}
+			}
+		default:
+			if err := retry(statusError(m)); err != nil {
+				return got, err
 			}
 		}
 	}
-	if !h.done && h.rd.pending == 0 {
-		// Prefetch the next page while the caller handles this one. A
-		// failure here is retried by the next call.
-		_ = h.rd.pull(pullRequest{Batch: want, NoWait: true})
+	if !h.done {
+		h.prefetch(want)
 	}
 	return got, nil
+}
+
+// prefetch asks for the next page of want messages once fewer than want
+// are owed, so that the server sends it while this one is read and
+// handled: the server's consumer never waits for the reader's next
+// request. A failure is retried by the next page.
+func (h *history) prefetch(want int) {
+	if h.rd.pending < want {
+		_ = h.rd.pull(pullRequest{Batch: want, NoWait: true})
+	}
 }
 
 // take rebuilds the record of a message and appends it to out if it
