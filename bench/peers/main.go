@@ -319,8 +319,12 @@ func measure(ctx context.Context, p params, side, bin, engine, cfgPath, dir stri
 			return fail(fmt.Errorf("batch notify: %w", err))
 		}
 		nps := l.Rate() * float64(p.batchSize)
-		res.add(figure{fmt.Sprintf("%sbatch notify (%d per request, c=%d), notifications/s", prefix, p.batchSize, p.batchConcurrency), "/s"}, side, nps)
-		fmt.Fprintf(progress, "  batch notify: %d requests of %d, all stored, %.0f notifications/s\n", l.Ops, p.batchSize, nps)
+		name := fmt.Sprintf("%sbatch notify (%d per request, c=%d)", prefix, p.batchSize, p.batchConcurrency)
+		res.add(figure{name + ", notifications/s", "/s"}, side, nps)
+		res.add(figure{name + ", request p50", "ms"}, side, ms(benchproc.Pct(l.Lat, .5)))
+		res.add(figure{name + ", request p99", "ms"}, side, ms(benchproc.Pct(l.Lat, .99)))
+		fmt.Fprintf(progress, "  batch notify: %d requests of %d, all stored, %.0f notifications/s, p50 %s, p99 %s\n",
+			l.Ops, p.batchSize, nps, benchproc.Pct(l.Lat, .5), benchproc.Pct(l.Lat, .99))
 	}
 	return ver, nil
 }

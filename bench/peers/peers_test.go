@@ -52,15 +52,16 @@ func TestPeersHeraldOnly(t *testing.T) {
 		`(?m)^  replay: 50/50 events in `:                                                                                      4,
 		`(?m)^  live fan-out: 1 watchers × 6 notifications = 6 deliveries, each exactly once, `:                                4,
 		`(?m)^  live fan-out: 4 watchers × 6 notifications = 24 deliveries, each exactly once, `:                               4,
-		`(?m)^  batch notify: \d+ requests of 10, all stored, \d+ notifications/s$`:                                            4,
+		`(?m)^  batch notify: \d+ requests of 10, all stored, \d+ notifications/s, p50 \S+, p99 \S+$`:                          4,
 		`(?m)^\| (jetstream|in_memory): notify c=(1|3), (req/s \| \d+/s|p50 \| \d|p99 \| \d).* \| not run \| – \|$`:            12,
 		`(?m)^\| (jetstream|in_memory): replay of 50, events/s \| \d+/s \| not run \| – \|$`:                                   2,
 		`(?m)^\| (jetstream|in_memory): live fan-out W=(1|4), p(50|99) \| [0-9.]+ ms \| not run \| – \|$`:                      8,
 		`(?m)^\| (jetstream|in_memory): batch notify \(10 per request, c=2\), notifications/s \| \d+/s \| – \| – \|$`:          2,
+		`(?m)^\| (jetstream|in_memory): batch notify \(10 per request, c=2\), request p(50|99) \| [0-9.]+ ms \| – \| – \|$`:    4,
 		`(?m)^\| (jetstream|in_memory): notify c=(1|3), (server|nats-server) CPU per notify \| [0-9.]+ µs \| not run \| – \|$`: 6,
 		`(?m)^\| jetstream: notify c=(1|3), nats-server CPU per notify \|`:                                                     2,
 		`(?m)^  notify c=\d: .*; CPU per notify: server [0-9.]+ µs, nats-server [0-9.]+ µs, load generator [0-9.]+ µs$`:        8,
-		`(?m)^\| `: 1 + 12 + 6 + 2 + 8 + 2, // the header and the figures
+		`(?m)^\| `: 1 + 12 + 6 + 2 + 8 + 2 + 4, // the header and the figures
 	} {
 		if got := len(regexp.MustCompile(re).FindAllString(prog+table, -1)); got != n {
 			t.Errorf("%d lines match %s, want %d", got, re, n)
