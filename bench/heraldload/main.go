@@ -436,16 +436,24 @@ func (b *bench) b1(ctx context.Context, out io.Writer) error {
 		}})
 	}
 	rows := make(map[int][]b1row)
+	// cpu is the process's CPU time per operation, by level and side, one
+	// value per round.
+	cpu := make(map[int]map[string][]float64)
 	for round := range b.p.rounds {
 		for _, c := range b.p.concurrency {
 			row := b1row{}
+			if cpu[c] == nil {
+				cpu[c] = make(map[string][]float64)
+			}
 			for k := range sides {
 				side := sides[(k+round)%len(sides)]
+				cpu0 := benchproc.SelfCPU()
 				l, err := benchproc.ClosedLoop(ctx, c, b.p.duration, func(i int) error { return side.op(i + 1) })
 				if err != nil {
 					return fmt.Errorf("%s at concurrency %d: %w", side.name, c, err)
 				}
 				row[side.name] = l
+				cpu[c][side.name] = append(cpu[c][side.name], float64((benchproc.SelfCPU()-cpu0).Nanoseconds())/1e3/float64(max(l.Ops, 1)))
 			}
 			rows[c] = append(rows[c], row)
 		}
@@ -493,6 +501,16 @@ func (b *bench) b1(ctx context.Context, out io.Writer) error {
 				}
 				return benchproc.Median(vals)
 			})
+		}
+	}
+	// Where the process is CPU-bound, the floor's CPU per request over
+	// the notify's bounds the notify's throughput against the floor.
+	fmt.Fprintf(out, "CPU time of the whole process (herald, its embedded nats-server, the load) per request, medians of the rounds:\n")
+	fmt.Fprintf(out, "%-5s %12s %12s %14s\n", "conc", "herald µs", "floor µs", "floor/herald")
+	for _, c := range b.p.concurrency {
+		h, f := benchproc.Median(cpu[c]["herald"]), benchproc.Median(cpu[c]["floor"])
+		if h > 0 && f > 0 {
+			fmt.Fprintf(out, "%-5d %12.1f %12.1f %13.2fx\n", c, h, f, f/h)
 		}
 	}
 	if !raw {
@@ -589,7 +607,9 @@ func (b *bench) b4(ctx context.Context, out io.Writer) error {
 			return err
 		}
 		rcpu := benchproc.SelfCPU() - cpu
-		perEvent := func(d time.Duration) string { return fmt.Sprintf("%.2fµs", float64(d.Nanoseconds())/1e3/float64(c.want)) }
+		perEvent := func(d time.Duration) string {
+			return fmt.Sprintf("%.2fµs", float64(d.Nanoseconds())/1e3/float64(c.want))
+		}
 		hr, rr := float64(got)/took.Seconds(), float64(c.want)/rt.Seconds()
 		fmt.Fprintf(out, "%-14s %9d %14.0f %9s %8s | %14.0f %9s %8s | %6.2fx\n", c.name, got, hr, took.Round(time.Millisecond), perEvent(hcpu), rr, rt.Round(time.Millisecond), perEvent(rcpu), hr/rr)
 	}
