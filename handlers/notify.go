@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/herald-gateway/herald/api/httperr"
 	"github.com/herald-gateway/herald/auth"
@@ -74,12 +75,61 @@ func (h *Handlers) Notify(w http.ResponseWriter, r *http.Request) {
 		h.writeStorageError(w, r, err)
 		return
 	}
-	httperr.WriteJSON(w, http.StatusOK, NotifyResponse{
-		Status:         "success",
-		RequestID:      httperr.RequestID(r.Context()),
-		ProcessedAt:    h.now().UTC().Format("2006-01-02T15:04:05Z"),
-		NotificationID: s.Name + "@" + strconv.FormatUint(seq, 10),
-	})
+	writeNotified(w, httperr.RequestID(r.Context()), h.now(), s.Name, seq)
+}
+
+// processedAtLayout is the layout of a notify response's processed_at.
+const processedAtLayout = "2006-01-02T15:04:05Z"
+
+// writeNotified writes the 200 of a stored notify: the NotifyResponse
+// that httperr.WriteJSON writes, byte for byte, built without reflection
+// when no string in it needs escaping (a request id or event type with
+// other bytes goes through encoding/json).
+func writeNotified(w http.ResponseWriter, requestID string, at time.Time, eventType string, seq uint64) {
+	b, ok := appendNotified(make([]byte, 0, 160), requestID, at, eventType, seq)
+	if !ok {
+		httperr.WriteJSON(w, http.StatusOK, NotifyResponse{
+			Status:         "success",
+			RequestID:      requestID,
+			ProcessedAt:    at.UTC().Format(processedAtLayout),
+			NotificationID: eventType + "@" + strconv.FormatUint(seq, 10),
+		})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}
+
+// appendNotified appends the NotifyResponse of a stored notify as
+// encoding/json writes it, with WriteJSON's newline; false when the
+// request id or the event type has a byte that encoding/json escapes.
+func appendNotified(b []byte, requestID string, at time.Time, eventType string, seq uint64) ([]byte, bool) {
+	if !plainJSON(requestID) || !plainJSON(eventType) {
+		return b, false
+	}
+	b = append(b, `{"status":"success","request_id":"`...)
+	b = append(b, requestID...)
+	b = append(b, `","processed_at":"`...)
+	b = at.UTC().AppendFormat(b, processedAtLayout)
+	b = append(b, `","notification_id":"`...)
+	b = append(b, eventType...)
+	b = append(b, '@')
+	b = strconv.AppendUint(b, seq, 10)
+	return append(b, "\"}\n"...), true
+}
+
+// plainJSON reports whether encoding/json writes s between its quotes as
+// it is: printable ASCII but the quote, the backslash and the three
+// bytes it escapes for HTML.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // buildNotification validates a parsed notify request against its schema
