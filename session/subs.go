@@ -363,8 +363,9 @@ func (s *Session) open(reqID jsontext.Value, o subscribeOptions, replay bool, in
 	s.running++
 	s.subsWG.Add(1)
 	s.mu.Unlock()
-	ctx, leave := s.deps.Streams.Join(s.ctx, p.SetKey())
-	ctx, cancel := context.WithCancelCause(ctx)
+	// One context, the set's: a shutdown or reload ends it with a Stop,
+	// the session with its own cause (unsubscribe, expired credentials).
+	ctx, cancel, leave := s.deps.Streams.JoinCancel(s.ctx, p.SetKey())
 	sub.cancel = cancel
 	s.deps.Counters.subs.Add(1)
 	go func() {
