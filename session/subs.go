@@ -717,8 +717,11 @@ func (s *Session) finish(sub *subscription, end stream.End) {
 		}
 		_ = sub.flushFrame()
 		sub.state.Store(subEnding)
-		s.q.tryPush(queued{sub: sub, gen: sub.gen, data: mustJSON(frame), final: true}, true)
+		// It stops counting against max_subscriptions before its final
+		// frame can be written: a client that reads the frame may open
+		// another subscription at once.
 		s.forget(sub, true)
+		s.q.tryPush(queued{sub: sub, gen: sub.gen, data: mustJSON(frame), final: true}, true)
 		return
 	}
 	// Any other end overtakes the subscription's queued frames, which are
