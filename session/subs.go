@@ -30,8 +30,9 @@ const (
 )
 
 // subscription is one named subscription (or replay) of a session, one
-// generation of its name. Its stream runs in its own goroutine with the
-// subscription as its sink.
+// generation of its name. Its stream runs with the subscription as its
+// sink (stream.Start: a goroutine runs it only while it has something to
+// do).
 type subscription struct {
 	s         *Session
 	name      string
@@ -72,7 +73,7 @@ type subscription struct {
 	uncounted bool
 	boundary  uint64
 
-	// The frame being built (runner goroutine only).
+	// The frame being built (by the goroutine running the stream).
 	buf         []byte
 	n           int
 	first, last uint64
@@ -368,13 +369,13 @@ func (s *Session) open(reqID jsontext.Value, o subscribeOptions, replay bool, in
 	ctx, cancel, leave := s.deps.Streams.JoinCancel(s.ctx, p.SetKey())
 	sub.cancel = cancel
 	s.deps.Counters.subs.Add(1)
-	go func() {
-		defer s.subsWG.Done()
-		defer leave()
-		defer s.deps.Counters.subs.Add(-1)
-		end := stream.Run(ctx, s.deps.Engine, &spec, sub)
+	// No goroutine waits for an idle subscription (stream.Start).
+	stream.Start(ctx, s.deps.Engine, &spec, sub, func(end stream.End) {
 		s.finish(sub, end)
-	}()
+		s.deps.Counters.subs.Add(-1)
+		leave()
+		s.subsWG.Done()
+	})
 	if err := <-opened; err != nil {
 		switch {
 		case s.ctx.Err() != nil:
