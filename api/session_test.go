@@ -261,8 +261,8 @@ func TestSessionUpgradeChecks(t *testing.T) {
 			"user 'rita' already has 2 open sessions (session.max_sessions_per_user)")
 		// A closed session frees its place.
 		_ = a.conn.Close(websocket.StatusNormalClosure, "")
-		// The server releases the place once the handler returns, just
-		// after the close handshake.
+		// The server releases the place once the session has ended,
+		// just after the close handshake.
 		testkit.WaitFor(t, sessionWait, "the closed session's place freed", func() bool {
 			s, resp := dialSession(t, h, rita)
 			if s != nil {

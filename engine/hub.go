@@ -56,6 +56,21 @@ func (s *Subscription) C() <-chan *Record { return s.q.ch }
 // reason, reported by Err. It is not closed by the owner's own Close.
 func (s *Subscription) Done() <-chan struct{} { return s.done }
 
+// SetWake makes the subscription call wake after each record reaches C
+// and once the hub ends it (Done), from the goroutine that delivered the
+// record or ended it, possibly under the hub's locks: wake must return at
+// once and must not call back into the subscription or its hub. It lets
+// a subscriber that has no goroutine waiting on C while it is idle start
+// one when there is something to read; records already in C when it is
+// set cause no call. nil removes it.
+func (s *Subscription) SetWake(wake func()) {
+	if wake == nil {
+		s.q.wake.Store(nil)
+		return
+	}
+	s.q.wake.Store(&wake)
+}
+
 // Err returns why the hub ended the subscription, or nil while it is live
 // or when its owner closed it.
 func (s *Subscription) Err() error {
@@ -102,6 +117,7 @@ func (s *Subscription) finish(err error) bool {
 	s.q.close()
 	if err != nil {
 		close(s.done)
+		s.q.notify()
 	}
 	return true
 }

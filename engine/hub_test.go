@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herald-gateway/herald/internal/testkit"
 	"github.com/herald-gateway/herald/notification"
 	"github.com/herald-gateway/herald/topic"
 )
@@ -716,5 +717,46 @@ func TestHubBlockTimeout(t *testing.T) {
 		if got := drain(s); !slices.Equal(got, []uint64{1}) {
 			t.Fatalf("received %v, want [1]", got)
 		}
+	}
+}
+
+// TestSubscriptionWake: a subscription with a wake function calls it once
+// for each record that reaches C (straight away, or from the spill buffer
+// once the subscriber made room) and once when the hub ends it; records
+// queued before it was set and the owner's Close call nothing, nor does
+// anything once it is removed.
+func TestSubscriptionWake(t *testing.T) {
+	h := NewHub()
+	s := h.Subscribe(q("mars", "*"), SubscribeOptions{QueueSize: queueChanCap + 2, Overflow: BlockOnOverflow})
+	h.Deliver(rec("mars", "x", 1))
+	var wakes atomic.Int64
+	s.SetWake(func() { wakes.Add(1) })
+	for seq := uint64(2); seq <= queueChanCap+2; seq++ {
+		h.Deliver(rec("mars", "x", seq)) // the last two spill
+	}
+	if n := wakes.Load(); n != queueChanCap-1 {
+		t.Fatalf("%d wakes for %d records that reached C", n, queueChanCap-1)
+	}
+	if got := recvN(t, s, queueChanCap+2); got[0] != 1 || got[len(got)-1] != queueChanCap+2 {
+		t.Fatalf("records %v", got)
+	}
+	// The spilled records reached C through the pump: a wake each, just
+	// after each send.
+	testkit.WaitFor(t, hubWait, "a wake for each spilled record", func() bool { return wakes.Load() == queueChanCap+1 })
+	h.EndStream("mars", ErrGap)
+	if n := wakes.Load(); n != queueChanCap+2 {
+		t.Fatalf("%d wakes after the end, want %d", n, queueChanCap+2)
+	}
+
+	c := h.Subscribe(q("mars", "*"), SubscribeOptions{})
+	var cw atomic.Int64
+	c.SetWake(func() { cw.Add(1) })
+	h.Deliver(rec("mars", "x", 100))
+	c.SetWake(nil)
+	h.Deliver(rec("mars", "x", 101))
+	c.SetWake(func() { cw.Add(1) })
+	c.Close()
+	if n := cw.Load(); n != 1 {
+		t.Fatalf("%d wakes, want 1 (the record before the wake was removed)", n)
 	}
 }

@@ -128,6 +128,18 @@ type queue struct {
 	pending int
 	tail    chan struct{}
 	stopped bool
+
+	// wake, when set, is called after each record reaches ch (and when
+	// the hub ends the subscription): a subscriber with no goroutine
+	// waiting on ch learns that it has something to read.
+	wake atomic.Pointer[func()]
+}
+
+// notify calls the wake function, if one is set.
+func (q *queue) notify() {
+	if f := q.wake.Load(); f != nil {
+		(*f)()
+	}
 }
 
 // newQueue returns an empty queue bounded to size records
@@ -159,6 +171,7 @@ func (q *queue) tryPushLocked(rec *Record) bool {
 	if !q.pumping {
 		select {
 		case q.ch <- rec:
+			q.notify()
 			return true
 		default:
 		}
@@ -188,6 +201,7 @@ func (q *queue) pump() {
 		q.mu.Unlock()
 		select {
 		case q.ch <- rec:
+			q.notify()
 		case <-q.stop:
 			return
 		}
@@ -289,6 +303,7 @@ func (q *queue) waitPush(ctx context.Context, t ticket, rec *Record) error {
 			// Only the ticket holder pushes now, so order is kept.
 			select {
 			case q.ch <- rec:
+				q.notify()
 				return nil
 			case <-q.stop:
 				return nil

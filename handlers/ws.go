@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -48,7 +49,6 @@ func (h *Handlers) Session(w http.ResponseWriter, r *http.Request) {
 			auth.WriteTooManyStreams(w, r, session.UserLimitMessage(ident.Username, set.Session.MaxSessionsPerUser), 10*time.Second)
 			return
 		}
-		defer release()
 	}
 	// A client that reads nothing holds no more than the configured
 	// kernel send buffer; its queue then fills and its subscriptions end
@@ -56,6 +56,9 @@ func (h *Handlers) Session(w http.ResponseWriter, r *http.Request) {
 	sse.CapSendBuffer(r, set.Watch.SendBufferBytes, h.log)
 	c, err := accept(&wsguard.Writer{ResponseWriter: w, Limit: set.MaxBodyBytes}, r)
 	if err != nil {
+		if release != nil {
+			release()
+		}
 		h.log.Debug("session upgrade failed", "request_id", id, "error", err)
 		return
 	}
@@ -63,43 +66,52 @@ func (h *Handlers) Session(w http.ResponseWriter, r *http.Request) {
 	t := &wsTransport{conn: c, timeout: h.writeTimeout}
 	s := session.New(r.Context(), &h.sessionDeps, t, session.Client{RequestID: id, Credentials: r.Header.Get("Authorization") != ""})
 	s.Start()
-	pinger := t.keepAlive(s, set.Watch.Heartbeat, func() {
-		h.log.Info("session dropped: two pings unanswered", "session_id", s.ID(), "request_id", id)
+	go h.serveSession(s, t, id, set.Watch.Heartbeat, set.MaxBodyBytes, release)
+}
+
+// serveSession reads the client's frames into an open session until the
+// connection ends, then ends the session and calls release (nil: none).
+//
+// It runs in a goroutine of its own, and the upgrade's handler returns
+// once the session is open: the connection is the session's (hijacked),
+// so the HTTP server is done with it, and an idle session then waits on
+// a shallow stack (4 kB rather than the 8 kB below the router's
+// middleware) without holding the upgrade request, its headers and its
+// middleware state. The access log's line and the request metrics of a
+// session are therefore written at the upgrade. A panic while serving
+// the session is logged and closes its connection, as the router's
+// recovery did for the handler.
+func (h *Handlers) serveSession(s *session.Session, t *wsTransport, reqID string, every time.Duration, limit int64, release func()) {
+	if release != nil {
+		defer release()
+	}
+	var pinger *time.Timer
+	defer func() {
+		if rec := recover(); rec != nil {
+			h.log.Error("panic serving session", "session_id", s.ID(), "request_id", reqID, "panic", fmt.Sprint(rec))
+			if pinger != nil {
+				pinger.Stop()
+			}
+			_ = t.conn.CloseNow()
+			s.Disconnect(session.CloseNormal)
+		}
+	}()
+	pinger = t.keepAlive(s, every, func() {
+		h.log.Info("session dropped: two pings unanswered", "session_id", s.ID(), "request_id", reqID)
 	})
-	s.End(t.read(s, set.MaxBodyBytes))
+	s.End(t.read(s, limit))
 	if pinger != nil {
 		pinger.Stop()
 	}
 }
 
-// accept upgrades the connection. The handshake runs in a goroutine of
-// its own while the handler's goroutine waits: it needs more stack than
-// is left above the router's middleware in the handler's first stack
-// size, and a goroutine's stack, once grown, stays at its largest size
-// for as long as the session reads on it (16 kB instead of 8 per idle
-// session). A panic in it is raised again in the handler's goroutine,
-// where the router recovers it.
+// accept upgrades the connection.
 func accept(w http.ResponseWriter, r *http.Request) (*websocket.Conn, error) {
-	var (
-		c      *websocket.Conn
-		err    error
-		caught any
-	)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() { caught = recover() }()
-		c, err = websocket.Accept(w, r, &websocket.AcceptOptions{
-			Subprotocols: []string{session.Subprotocol},
-			// The origin was checked above, with the API's CORS setting.
-			InsecureSkipVerify: true,
-		})
-	}()
-	<-done
-	if caught != nil {
-		panic(caught)
-	}
-	return c, err
+	return websocket.Accept(w, r, &websocket.AcceptOptions{
+		Subprotocols: []string{session.Subprotocol},
+		// The origin was checked above, with the API's CORS setting.
+		InsecureSkipVerify: true,
+	})
 }
 
 // sameOrigin reports whether origin is the origin the request was sent

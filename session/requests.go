@@ -277,6 +277,9 @@ func (s *Session) done(req *request) {
 		if len(after) == 0 {
 			if l.named[name] == req {
 				delete(l.named, name)
+				if len(l.named) == 0 {
+					l.named = nil // an idle lane holds no map
+				}
 			}
 			l.mu.Unlock()
 			return

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/herald-gateway/herald/auth"
 	"github.com/herald-gateway/herald/configs"
 	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/internal/testkit"
 	"github.com/herald-gateway/herald/notification"
 	"github.com/herald-gateway/herald/session"
 	"github.com/herald-gateway/herald/stream"
@@ -423,4 +426,51 @@ func TestAuthRequest(t *testing.T) {
 	}
 	b.endWith(session.CloseNormal)
 	b.closed()
+}
+
+// TestIdleSubscriptionHoldsNoGoroutine: once its events are written, a
+// live subscription has no goroutine running its stream (stream.Start),
+// and the next notification still reaches it.
+func TestIdleSubscriptionHoldsNoGoroutine(t *testing.T) {
+	h := newHarness(t, nil)
+	c, _ := h.open(context.Background(), session.Client{})
+	c.send(`{"id":1,"op":"subscribe","name":"a","event_type":"ev"}`)
+	if r := c.next(); r["ok"] != true {
+		t.Fatalf("subscribe reply %v", r)
+	}
+	streams := func() int {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		n := 0
+		for _, g := range strings.Split(string(buf), "\n\n") {
+			if strings.Contains(g, "stream.(*runner)") {
+				n++
+			}
+		}
+		return n
+	}
+	for i := 1; i <= 2; i++ {
+		testkit.WaitFor(t, wait, "no goroutine for the idle subscription", func() bool { return streams() == 0 })
+		c.send(fmt.Sprintf(`{"id":%d,"op":"notify","event_type":"ev","identifier":{"k":"x"}}`, 1+i))
+		got := map[string]bool{}
+		for range 2 { // the events frame and the notify's reply, in either order
+			f := c.next()
+			evs, _ := f["events"].([]any)
+			switch {
+			case f["type"] == "reply" && f["ok"] == true:
+				got["reply"] = true
+			case f["type"] == "events" && len(evs) == 1 && evs[0].(map[string]any)["id"] == fmt.Sprintf("ev@%d", i):
+				got["events"] = true
+			default:
+				t.Fatalf("frame %v", f)
+			}
+		}
+		if !got["reply"] || !got["events"] {
+			t.Fatalf("frames %v", got)
+		}
+	}
+	c.endWith(session.CloseNormal)
+	if r := c.closed(); r != session.CloseNormal {
+		t.Fatalf("closed with %+v", r)
+	}
 }

@@ -30,8 +30,9 @@ const (
 )
 
 // subscription is one named subscription (or replay) of a session, one
-// generation of its name. Its stream runs in its own goroutine with the
-// subscription as its sink.
+// generation of its name. Its stream runs with the subscription as its
+// sink (stream.Start: a goroutine runs it only while it has something to
+// do).
 type subscription struct {
 	s         *Session
 	name      string
@@ -72,7 +73,7 @@ type subscription struct {
 	uncounted bool
 	boundary  uint64
 
-	// The frame being built (runner goroutine only).
+	// The frame being built (by the goroutine running the stream).
 	buf         []byte
 	n           int
 	first, last uint64
@@ -363,17 +364,18 @@ func (s *Session) open(reqID jsontext.Value, o subscribeOptions, replay bool, in
 	s.running++
 	s.subsWG.Add(1)
 	s.mu.Unlock()
-	ctx, leave := s.deps.Streams.Join(s.ctx, p.SetKey())
-	ctx, cancel := context.WithCancelCause(ctx)
+	// One context, the set's: a shutdown or reload ends it with a Stop,
+	// the session with its own cause (unsubscribe, expired credentials).
+	ctx, cancel, leave := s.deps.Streams.JoinCancel(s.ctx, p.SetKey())
 	sub.cancel = cancel
 	s.deps.Counters.subs.Add(1)
-	go func() {
-		defer s.subsWG.Done()
-		defer leave()
-		defer s.deps.Counters.subs.Add(-1)
-		end := stream.Run(ctx, s.deps.Engine, &spec, sub)
+	// No goroutine waits for an idle subscription (stream.Start).
+	stream.Start(ctx, s.deps.Engine, &spec, sub, func(end stream.End) {
 		s.finish(sub, end)
-	}()
+		s.deps.Counters.subs.Add(-1)
+		leave()
+		s.subsWG.Done()
+	})
 	if err := <-opened; err != nil {
 		switch {
 		case s.ctx.Err() != nil:
@@ -716,8 +718,11 @@ func (s *Session) finish(sub *subscription, end stream.End) {
 		}
 		_ = sub.flushFrame()
 		sub.state.Store(subEnding)
-		s.q.tryPush(queued{sub: sub, gen: sub.gen, data: mustJSON(frame), final: true}, true)
+		// It stops counting against max_subscriptions before its final
+		// frame can be written: a client that reads the frame may open
+		// another subscription at once.
 		s.forget(sub, true)
+		s.q.tryPush(queued{sub: sub, gen: sub.gen, data: mustJSON(frame), final: true}, true)
 		return
 	}
 	// Any other end overtakes the subscription's queued frames, which are

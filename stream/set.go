@@ -27,6 +27,15 @@ type member struct {
 // function that unregisters it (call it when the stream is over). After
 // EndAll, Join returns a context already ended with that Stop.
 func (s *Set) Join(ctx context.Context, eventType string) (context.Context, func()) {
+	ctx, _, leave := s.JoinCancel(ctx, eventType)
+	return ctx, leave
+}
+
+// JoinCancel is Join that also returns the context's cancel function, so
+// that a stream its owner may also end (a session's unsubscribe) needs no
+// context of its own below the set's: the first cause, the set's or the
+// owner's, is the context's cause.
+func (s *Set) JoinCancel(ctx context.Context, eventType string) (context.Context, context.CancelCauseFunc, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	m := &member{eventType: eventType, cancel: cancel}
 	s.mu.Lock()
@@ -34,14 +43,14 @@ func (s *Set) Join(ctx context.Context, eventType string) (context.Context, func
 		stop := s.closed
 		s.mu.Unlock()
 		cancel(stop)
-		return ctx, func() {}
+		return ctx, cancel, func() {}
 	}
 	if s.members == nil {
 		s.members = map[*member]struct{}{}
 	}
 	s.members[m] = struct{}{}
 	s.mu.Unlock()
-	return ctx, func() {
+	return ctx, cancel, func() {
 		s.mu.Lock()
 		delete(s.members, m)
 		s.mu.Unlock()

@@ -399,6 +399,8 @@ type runner struct {
 	// Flush (nil when none, or tracing is off), burstN their number.
 	burst  trace.Span
 	burstN int
+	// idle is the state of a stream run by Start (nil for Run).
+	idle *idleState
 }
 
 // traceRecord adds rec, just given to the sink, to the burst's span
@@ -502,6 +504,9 @@ func (r *runner) setup() (End, bool) {
 		if d := r.spec.MaxDuration; d > 0 {
 			r.maxTimer = time.NewTimer(d)
 			r.maxDur = r.maxTimer.C
+			if r.idle != nil {
+				r.idle.maxAt = time.Now().Add(d)
+			}
 		}
 	} else {
 		last, err := r.eng.LastSeq(r.ctx, r.spec.Query.Stream)

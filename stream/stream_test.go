@@ -422,3 +422,34 @@ func TestSet(t *testing.T) {
 		t.Fatalf("b %v late %v", context.Cause(b), context.Cause(late))
 	}
 }
+
+// TestSetJoinCancel: the cancel function JoinCancel returns ends the
+// member's context with its owner's cause, which a later End of the set
+// does not replace, and the set's Stop is the cause when the set ends it
+// first; the member stays in the set until it leaves.
+func TestSetJoinCancel(t *testing.T) {
+	var set stream.Set
+	unsubscribed := errors.New("unsubscribed")
+	a, cancelA, leaveA := set.JoinCancel(context.Background(), "mars")
+	b, cancelB, leaveB := set.JoinCancel(context.Background(), "mars")
+	cancelA(unsubscribed)
+	if context.Cause(a) != unsubscribed || b.Err() != nil || set.Len() != 2 {
+		t.Fatalf("a %v, b %v, %d in the set", context.Cause(a), b.Err(), set.Len())
+	}
+	if n := set.End("mars", &stream.Stop{Reason: stream.SchemaChanged}); n != 2 || set.Len() != 0 {
+		t.Fatalf("ended %d, left %d", n, set.Len())
+	}
+	cancelB(unsubscribed)
+	var stop *stream.Stop
+	if context.Cause(a) != unsubscribed || !errors.As(context.Cause(b), &stop) || stop.Reason != stream.SchemaChanged {
+		t.Fatalf("a %v, b %v", context.Cause(a), context.Cause(b))
+	}
+	leaveA()
+	leaveB()
+	set.EndAll(&stream.Stop{Reason: stream.Shutdown})
+	late, cancelLate, _ := set.JoinCancel(context.Background(), "mars")
+	cancelLate(unsubscribed)
+	if !errors.As(context.Cause(late), &stop) || stop.Reason != stream.Shutdown {
+		t.Fatalf("late %v", context.Cause(late))
+	}
+}
