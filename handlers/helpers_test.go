@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -115,6 +116,8 @@ type startOptions struct {
 	engine func(testing.TB, *configs.Config) engine.Engine
 	// tracer traces herald (nil: tracing off).
 	tracer *tracing.Tracer
+	// logger is herald's log (nil: herald's default).
+	logger *slog.Logger
 	// writeTimeout bounds one stream write; 0 is generous (5 minutes:
 	// the race detector slows publishers in the slow watcher test while
 	// the client deliberately reads nothing).
@@ -147,7 +150,7 @@ func start(t testing.TB, yaml string, o startOptions) *server {
 		timeout = 5 * time.Minute
 	}
 	srv, err := herald.New(context.Background(), cfg, herald.Options{
-		ConfigPath: path, Engine: eng, Version: "test", StreamWriteTimeout: timeout, Tracer: o.tracer,
+		ConfigPath: path, Engine: eng, Version: "test", StreamWriteTimeout: timeout, Tracer: o.tracer, Logger: o.logger,
 	})
 	if err != nil {
 		t.Fatalf("server: %v", err)

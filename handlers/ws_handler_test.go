@@ -1,11 +1,7 @@
 package handlers_test
 
 import (
-	"context"
 	"log/slog"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,8 +10,6 @@ import (
 	"github.com/herald-gateway/herald/configs"
 	"github.com/herald-gateway/herald/engine"
 	"github.com/herald-gateway/herald/internal/testkit"
-	herald "github.com/herald-gateway/herald/server"
-	"github.com/herald-gateway/herald/sse"
 )
 
 // TestSessionOutlivesItsUpgrade: the upgrade's handler returns once the
@@ -25,31 +19,11 @@ import (
 // is written while the session is open; the session goes on serving
 // requests and subscriptions, and its end is still seen.
 func TestSessionOutlivesItsUpgrade(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(path, []byte(wsConfig), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := configs.Load(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := engine.NewMemory(engine.MemoryOptions{})
 	var logs testkit.Buffer
-	srv, err := herald.New(context.Background(), cfg, herald.Options{ConfigPath: path, Engine: eng, Version: "test",
-		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewUnstartedServer(srv)
-	ts.Config.ConnContext = sse.ConnContext
-	ts.Start()
-	t.Cleanup(func() {
-		srv.Close()
-		ts.CloseClientConnections()
-		ts.Close()
-		_ = eng.Close()
+	s := start(t, wsConfig, startOptions{
+		engine: func(testing.TB, *configs.Config) engine.Engine { return engine.NewMemory(engine.MemoryOptions{}) },
+		logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})
-	s := &server{URL: ts.URL, Handlers: srv.Handlers(), Engine: eng, Server: srv, srv: ts, path: path}
 	c := s.dial(t, nil)
 	c.welcome()
 	upgraded := func() bool {

@@ -3,9 +3,6 @@ package handlers_test
 import (
 	"context"
 	"log/slog"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +10,6 @@ import (
 	"github.com/herald-gateway/herald/configs"
 	"github.com/herald-gateway/herald/engine"
 	"github.com/herald-gateway/herald/internal/testkit"
-	herald "github.com/herald-gateway/herald/server"
-	"github.com/herald-gateway/herald/sse"
 )
 
 // slowSubscribe is the in-memory engine whose Subscribe first waits
@@ -36,31 +31,12 @@ func (e *slowSubscribe) Subscribe(ctx context.Context, q engine.Query, o engine.
 // while its subscription is being set up is a client going away, not a
 // server fault: logged at DEBUG, never at ERROR.
 func TestSessionResetDuringSubscribe(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(path, []byte(wsConfig), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := configs.Load(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	eng := &slowSubscribe{Memory: engine.NewMemory(engine.MemoryOptions{}), entered: make(chan struct{}, 1)}
 	var logs testkit.Buffer
-	srv, err := herald.New(context.Background(), cfg, herald.Options{ConfigPath: path, Engine: eng, Version: "test",
-		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewUnstartedServer(srv)
-	ts.Config.ConnContext = sse.ConnContext
-	ts.Start()
-	t.Cleanup(func() {
-		srv.Close()
-		ts.CloseClientConnections()
-		ts.Close()
-		_ = eng.Close()
+	s := start(t, wsConfig, startOptions{
+		engine: func(testing.TB, *configs.Config) engine.Engine { return eng },
+		logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
-	s := &server{URL: ts.URL, Handlers: srv.Handlers(), Engine: eng, Server: srv, srv: ts, path: path}
 	c := s.dial(t, nil)
 	c.welcome()
 	c.request("subscribe", `"name":"a","event_type":"ev"`)
