@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -438,17 +437,7 @@ func TestIdleSubscriptionHoldsNoGoroutine(t *testing.T) {
 	if r := c.next(); r["ok"] != true {
 		t.Fatalf("subscribe reply %v", r)
 	}
-	streams := func() int {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		n := 0
-		for _, g := range strings.Split(string(buf), "\n\n") {
-			if strings.Contains(g, "stream.(*runner)") {
-				n++
-			}
-		}
-		return n
-	}
+	streams := func() int { return testkit.Goroutines("stream.(*runner)") }
 	for i := 1; i <= 2; i++ {
 		testkit.WaitFor(t, wait, "no goroutine for the idle subscription", func() bool { return streams() == 0 })
 		c.send(fmt.Sprintf(`{"id":%d,"op":"notify","event_type":"ev","identifier":{"k":"x"}}`, 1+i))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -28,17 +27,7 @@ func startIdle(t *testing.T, ctx context.Context, e engine.Engine, spec stream.S
 }
 
 // runners counts the goroutines running a stream's code.
-func runners() int {
-	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	n := 0
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "stream.(*runner)") {
-			n++
-		}
-	}
-	return n
-}
+func runners() int { return testkit.Goroutines("stream.(*runner)") }
 
 // TestStartIdle: a stream run by Start delivers its live records in
 // order, in bursts as Run does, with no goroutine left while it has

@@ -1,6 +1,6 @@
 // Package testkit holds the helpers herald's tests share: waiting for a
-// condition with a deadline, a free loopback port, and a TCP proxy that
-// injects faults between a client and a server.
+// condition with a deadline, a free loopback port, counting goroutines,
+// and a TCP proxy that injects faults between a client and a server.
 //
 // Tests wait on conditions through WaitFor, never by sleeping and hoping;
 // it is the one polling loop of the test suite.
@@ -8,6 +8,8 @@ package testkit
 
 import (
 	"net"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -38,4 +40,26 @@ func FreePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Goroutines counts the goroutines whose stack holds a frame whose name
+// contains fn (for instance "stream.(*runner)"), this test's own
+// included.
+func Goroutines(fn string) int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	n := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, fn) {
+			n++
+		}
+	}
+	return n
 }

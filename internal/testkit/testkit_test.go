@@ -126,3 +126,17 @@ func TestFreePort(t *testing.T) {
 	}
 	ln.Close()
 }
+
+// parkedForGoroutines is a function name only the goroutines of
+// TestGoroutines run.
+func parkedForGoroutines(release <-chan struct{}) { <-release }
+
+func TestGoroutines(t *testing.T) {
+	release := make(chan struct{})
+	for range 3 {
+		go parkedForGoroutines(release)
+	}
+	WaitFor(t, 5*time.Second, "three parked goroutines", func() bool { return Goroutines("testkit.parkedForGoroutines") == 3 })
+	close(release)
+	WaitFor(t, 5*time.Second, "none left", func() bool { return Goroutines("testkit.parkedForGoroutines") == 0 })
+}
