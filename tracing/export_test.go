@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -46,6 +47,10 @@ func exportSpans(t *testing.T) []sdktrace.ReadOnlySpan {
 		attribute.Float64("f", 2.5), attribute.StringSlice("ss", []string{"a", "b"}), attribute.IntSlice("is", []int{1, 2}),
 		attribute.BoolSlice("bs", []bool{true, false}), attribute.Float64Slice("fs", []float64{0.5}),
 		{Key: "empty"},
+		// The lengths of scalar values written in place: empty, zero,
+		// false, a key or a value longer than a one-byte length.
+		attribute.String("", "no key"), attribute.String("blank", ""), attribute.Int("zero", 0), attribute.Bool("no", false),
+		attribute.Float64("nf", -0.5), attribute.String(strings.Repeat("k", 130), strings.Repeat("v", 20000)),
 	}
 	start := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
 	stubs := tracetest.SpanStubs{

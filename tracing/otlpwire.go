@@ -278,37 +278,70 @@ func appendLink(b []byte, l sdktrace.Link) []byte {
 }
 
 // appendKeyValues appends attrs as repeated KeyValue messages of field
-// num.
+// num. A scalar value's message is small and its length known, so it is
+// written in place (appendScalar); lists, maps, bytes and empty values,
+// which herald does not record, go through the generated message.
 func appendKeyValues(b []byte, num protowire.Number, attrs []attribute.KeyValue) []byte {
 	for _, a := range attrs {
+		if out, ok := appendScalar(b, num, a); ok {
+			b = out
+			continue
+		}
 		var at, vat int
 		b, at = beginMessage(b, num)
 		b = appendString(b, fKeyValueKey, string(a.Key))
 		b, vat = beginMessage(b, fKeyValueValue)
-		switch v := a.Value; v.Type() {
-		case attribute.STRING:
-			b = protowire.AppendTag(b, fAnyString, protowire.BytesType)
-			b = protowire.AppendString(b, v.AsString())
-		case attribute.INT64:
-			b = protowire.AppendTag(b, fAnyInt, protowire.VarintType)
-			b = protowire.AppendVarint(b, uint64(v.AsInt64())) //nolint:gosec // two's complement, as protobuf's int64
-		case attribute.BOOL:
-			b = protowire.AppendTag(b, fAnyBool, protowire.VarintType)
-			b = protowire.AppendVarint(b, protowire.EncodeBool(v.AsBool()))
-		case attribute.FLOAT64:
-			b = protowire.AppendTag(b, fAnyDouble, protowire.Fixed64Type)
-			b = protowire.AppendFixed64(b, math.Float64bits(v.AsFloat64()))
-		default:
-			// Lists, maps, bytes and empty values, which herald does
-			// not record: through the generated message.
-			if wire, err := proto.Marshal(anyValue(v)); err == nil {
-				b = append(b, wire...)
-			}
+		if wire, err := proto.Marshal(anyValue(a.Value)); err == nil {
+			b = append(b, wire...)
 		}
 		b = endMessage(b, vat)
 		b = endMessage(b, at)
 	}
 	return b
+}
+
+// appendScalar appends a as a KeyValue message of field num when its
+// value is a string, an integer, a boolean or a float, its lengths
+// computed first; false (b unchanged) for any other value.
+func appendScalar(b []byte, num protowire.Number, a attribute.KeyValue) ([]byte, bool) {
+	v := a.Value
+	var size int // of the AnyValue message
+	switch v.Type() {
+	case attribute.STRING:
+		size = 1 + protowire.SizeBytes(len(v.AsString()))
+	case attribute.INT64:
+		size = 1 + protowire.SizeVarint(uint64(v.AsInt64())) //nolint:gosec // two's complement, as protobuf's int64
+	case attribute.BOOL:
+		size = 2
+	case attribute.FLOAT64:
+		size = 9
+	default:
+		return b, false
+	}
+	kv := 1 + protowire.SizeBytes(size) // the value field
+	if a.Key != "" {
+		kv += 1 + protowire.SizeBytes(len(a.Key))
+	}
+	b = protowire.AppendTag(b, num, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(kv))
+	b = appendString(b, fKeyValueKey, string(a.Key))
+	b = protowire.AppendTag(b, fKeyValueValue, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(size))
+	switch v.Type() {
+	case attribute.STRING:
+		b = protowire.AppendTag(b, fAnyString, protowire.BytesType)
+		b = protowire.AppendString(b, v.AsString())
+	case attribute.INT64:
+		b = protowire.AppendTag(b, fAnyInt, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(v.AsInt64())) //nolint:gosec // two's complement, as protobuf's int64
+	case attribute.BOOL:
+		b = protowire.AppendTag(b, fAnyBool, protowire.VarintType)
+		b = protowire.AppendVarint(b, protowire.EncodeBool(v.AsBool()))
+	case attribute.FLOAT64:
+		b = protowire.AppendTag(b, fAnyDouble, protowire.Fixed64Type)
+		b = protowire.AppendFixed64(b, math.Float64bits(v.AsFloat64()))
+	}
+	return b, true
 }
 
 // beginMessage appends the tag of the message field num and room for its
