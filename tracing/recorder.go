@@ -49,12 +49,13 @@ type recorder struct {
 	res     *resource.Resource
 	scope   instrumentation.Scope
 	queue   *spanQueue
+	spans   sync.Pool // *span, recycled
 }
 
 var (
 	_ trace.Tracer         = (*recorder)(nil)
 	_ trace.TracerProvider = provider{}
-	_ trace.Span           = (*span)(nil)
+	_ trace.Span           = (*spanRef)(nil)
 	_ finished             = (*span)(nil)
 )
 
@@ -101,12 +102,25 @@ func putUint64(b []byte, v uint64) {
 // sampled by the recorder's sampler; a span that is not recorded still
 // carries its new span context.
 func (r *recorder) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	cfg := trace.NewSpanStartConfig(opts...)
+	return r.start(ctx, name, cfg.SpanKind(), cfg.NewRoot(), &cfg)
+}
+
+// startKind is Start with the options trace.WithSpanKind(kind) and,
+// with newRoot, trace.WithNewRoot(), without building their
+// configuration (herald's own spans take no other).
+func (r *recorder) startKind(ctx context.Context, name string, kind trace.SpanKind, newRoot bool) (context.Context, trace.Span) {
+	return r.start(ctx, name, kind, newRoot, nil)
+}
+
+// start is Start; cfg, when not nil, brings the attributes, links and
+// start time.
+func (r *recorder) start(ctx context.Context, name string, kind trace.SpanKind, newRoot bool, cfg *trace.SpanConfig) (context.Context, trace.Span) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cfg := trace.NewSpanStartConfig(opts...)
 	var psc trace.SpanContext
-	if cfg.NewRoot() {
+	if newRoot {
 		ctx = trace.ContextWithSpanContext(ctx, psc)
 	} else {
 		psc = trace.SpanContextFromContext(ctx)
@@ -118,10 +132,16 @@ func (r *recorder) Start(ctx context.Context, name string, opts ...trace.SpanSta
 	} else {
 		tid, sid = newIDs()
 	}
-	sr := r.sampler.ShouldSample(sdktrace.SamplingParameters{
-		ParentContext: ctx, TraceID: tid, Name: name, Kind: cfg.SpanKind(),
-		Attributes: cfg.Attributes(), Links: cfg.Links(),
-	})
+	var sr sdktrace.SamplingResult
+	if pr, ok := r.sampler.(parentRatio); ok {
+		sr = pr.decide(psc, tid)
+	} else {
+		p := sdktrace.SamplingParameters{ParentContext: ctx, TraceID: tid, Name: name, Kind: kind}
+		if cfg != nil {
+			p.Attributes, p.Links = cfg.Attributes(), cfg.Links()
+		}
+		sr = r.sampler.ShouldSample(p)
+	}
 	flags := psc.TraceFlags() &^ trace.FlagsSampled
 	if sr.Decision == sdktrace.RecordAndSample {
 		flags |= trace.FlagsSampled
@@ -131,40 +151,61 @@ func (r *recorder) Start(ctx context.Context, name string, opts ...trace.SpanSta
 		s := nonRecording{r: r, sc: sc}
 		return trace.ContextWithSpan(ctx, s), s
 	}
-	start := cfg.Timestamp()
+	var start time.Time
+	if cfg != nil {
+		start = cfg.Timestamp()
+	}
 	if start.IsZero() {
 		start = time.Now()
 	}
-	s := &span{r: r, name: name, kind: trace.ValidateSpanKind(cfg.SpanKind()), sc: sc, parent: psc, start: start}
-	s.attrs = s.inline[:0]
-	for _, l := range cfg.Links() {
-		s.AddLink(l)
+	s, _ := r.spans.Get().(*span)
+	if s == nil {
+		s = new(span)
 	}
-	s.SetAttributes(sr.Attributes...)
-	s.SetAttributes(cfg.Attributes()...)
-	return trace.ContextWithSpan(ctx, s), s
+	s.mu.Lock()
+	// The rest of spanData is zero: s is new or recycled.
+	s.r, s.name, s.kind, s.sc, s.parent, s.start = r, name, trace.ValidateSpanKind(kind), sc, psc, start
+	s.attrs = s.inline[:0]
+	if cfg != nil {
+		for _, l := range cfg.Links() {
+			s.addLink(l)
+		}
+	}
+	s.setAttributes(sr.Attributes)
+	if cfg != nil {
+		s.setAttributes(cfg.Attributes())
+	}
+	h := &spanRef{s: s, gen: s.gen, sc: sc}
+	s.mu.Unlock()
+	return trace.ContextWithSpan(ctx, h), h
 }
 
-// span is a span of the recorder. Its methods are safe for concurrent
-// use; once ended it changes no more, and the export reads it without
-// the lock.
+// span is a span of the recorder, recycled once exported (or dropped):
+// what holds it is a spanRef of one generation of it, so that a span
+// context or a trace.Span kept past the export reads and writes nothing
+// of the span's next use. Once ended it changes no more, and the export
+// reads it without the lock.
 type span struct {
-	embedded.Span
+	mu     sync.Mutex
+	gen    uint64                // the current use; spanRefs of an earlier one are stale
+	inline [6]attribute.KeyValue // attrs' storage while it fits
+	spanData
+}
 
+// spanData is what a span records in one use.
+type spanData struct {
 	r      *recorder
 	sc     trace.SpanContext
 	parent trace.SpanContext
 	kind   trace.SpanKind
 	start  time.Time
 
-	mu     sync.Mutex
 	ended  bool
 	name   string
 	end    time.Time
 	status sdktrace.Status
 	attrs  []attribute.KeyValue
-	inline [6]attribute.KeyValue // attrs' storage while it fits
-	dirty  bool                  // attrs may hold a key twice
+	dirty  bool // attrs may hold a key twice
 
 	events        []sdktrace.Event
 	links         []sdktrace.Link
@@ -174,16 +215,50 @@ type span struct {
 	droppedLinks  int
 }
 
+// recycle ends this use of s and puts it back in its recorder's pool:
+// its spanRefs are stale from now on. Called once s is exported (or
+// not to be).
+func (s *span) recycle() {
+	r := s.r
+	s.mu.Lock()
+	s.gen++
+	clear(s.inline[:min(len(s.attrs), len(s.inline))]) // the rest is zero
+	s.spanData = spanData{}
+	s.mu.Unlock()
+	r.spans.Put(s)
+}
+
+// spanRef is the trace.Span of one use of a recorder span. Its methods
+// are safe for concurrent use; once the span ended, and after it was
+// recycled, they do nothing, and SpanContext still returns the span's.
+type spanRef struct {
+	embedded.Span
+	s   *span
+	gen uint64
+	sc  trace.SpanContext
+}
+
+// live locks and returns h's span while it records (not ended, not
+// recycled); nil otherwise, unlocked.
+func (h *spanRef) live() *span {
+	s := h.s
+	s.mu.Lock()
+	if s.gen != h.gen || s.ended {
+		s.mu.Unlock()
+		return nil
+	}
+	return s
+}
+
 // End implements trace.Span: the span ends (a second End does nothing)
 // and, if sampled, is queued for export. A panic that End is deferred
 // through is recorded as an exception event, as the SDK does.
-func (s *span) End(options ...trace.SpanEndOption) {
-	end := s.start.Add(time.Since(s.start))
-	s.mu.Lock()
-	if s.ended {
-		s.mu.Unlock()
+func (h *spanRef) End(options ...trace.SpanEndOption) {
+	s := h.live()
+	if s == nil {
 		return
 	}
+	end := s.start.Add(time.Since(s.start))
 	cfg := trace.NewSpanEndConfig(options...)
 	if p := recover(); p != nil {
 		defer panic(p)
@@ -209,18 +284,17 @@ func (s *span) End(options ...trace.SpanEndOption) {
 		s.linkHead = 0
 	}
 	s.mu.Unlock()
-	if s.sc.IsSampled() {
-		s.r.queue.enqueue(s)
+	if !s.sc.IsSampled() || !s.r.queue.enqueue(s) {
+		s.recycle()
 	}
 }
 
 // AddEvent implements trace.Span.
-func (s *span) AddEvent(name string, options ...trace.EventOption) {
+func (h *spanRef) AddEvent(name string, options ...trace.EventOption) {
 	cfg := trace.NewEventConfig(options...)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.ended {
+	if s := h.live(); s != nil {
 		s.addEvent(name, cfg.Timestamp(), cfg.Attributes())
+		s.mu.Unlock()
 	}
 }
 
@@ -240,18 +314,21 @@ func (s *span) addEvent(name string, at time.Time, attrs []attribute.KeyValue) {
 
 // AddLink implements trace.Span; a link without a valid span context,
 // attributes or trace state is ignored, as the SDK ignores it.
-func (s *span) AddLink(link trace.Link) {
+func (h *spanRef) AddLink(link trace.Link) {
+	if s := h.live(); s != nil {
+		s.addLink(link)
+		s.mu.Unlock()
+	}
+}
+
+// addLink adds a link (AddLink); s.mu is held.
+func (s *span) addLink(link trace.Link) {
 	if !link.SpanContext.IsValid() && len(link.Attributes) == 0 && link.SpanContext.TraceState().Len() == 0 {
 		return
 	}
 	l := sdktrace.Link{SpanContext: link.SpanContext, Attributes: link.Attributes}
 	if n := len(l.Attributes); n > maxItemAttributes {
 		l.DroppedAttributeCount, l.Attributes = n-maxItemAttributes, l.Attributes[:maxItemAttributes]
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ended {
-		return
 	}
 	if len(s.links) < maxSpanLinks {
 		s.links = append(s.links, l)
@@ -263,15 +340,17 @@ func (s *span) AddLink(link trace.Link) {
 }
 
 // IsRecording implements trace.Span: true until the span ends.
-func (s *span) IsRecording() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return !s.ended
+func (h *spanRef) IsRecording() bool {
+	s := h.live()
+	if s != nil {
+		s.mu.Unlock()
+	}
+	return s != nil
 }
 
 // RecordError implements trace.Span: an "exception" event with the
 // error's type and message.
-func (s *span) RecordError(err error, options ...trace.EventOption) {
+func (h *spanRef) RecordError(err error, options ...trace.EventOption) {
 	if err == nil {
 		return
 	}
@@ -282,22 +361,24 @@ func (s *span) RecordError(err error, options ...trace.EventOption) {
 	if cfg.StackTrace() {
 		attrs = append(attrs, attribute.String("exception.stacktrace", stackTrace()))
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.ended {
+	if s := h.live(); s != nil {
 		s.addEvent("exception", cfg.Timestamp(), attrs)
+		s.mu.Unlock()
 	}
 }
 
 // SpanContext implements trace.Span.
-func (s *span) SpanContext() trace.SpanContext { return s.sc }
+func (h *spanRef) SpanContext() trace.SpanContext { return h.sc }
 
 // SetStatus implements trace.Span: Ok is final, an Error keeps its
 // description, Unset changes nothing.
-func (s *span) SetStatus(code codes.Code, description string) {
-	s.mu.Lock()
+func (h *spanRef) SetStatus(code codes.Code, description string) {
+	s := h.live()
+	if s == nil {
+		return
+	}
 	defer s.mu.Unlock()
-	if s.ended || s.status.Code > code {
+	if s.status.Code > code {
 		return
 	}
 	st := sdktrace.Status{Code: code}
@@ -308,25 +389,27 @@ func (s *span) SetStatus(code codes.Code, description string) {
 }
 
 // SetName implements trace.Span.
-func (s *span) SetName(name string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.ended {
+func (h *spanRef) SetName(name string) {
+	if s := h.live(); s != nil {
 		s.name = name
+		s.mu.Unlock()
 	}
 }
 
 // SetAttributes implements trace.Span: invalid attributes and those past
 // the limit are dropped (counted); a key set again takes the new value.
-func (s *span) SetAttributes(kvs ...attribute.KeyValue) {
+func (h *spanRef) SetAttributes(kvs ...attribute.KeyValue) {
 	if len(kvs) == 0 {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ended {
-		return
+	if s := h.live(); s != nil {
+		s.setAttributes(kvs)
+		s.mu.Unlock()
 	}
+}
+
+// setAttributes sets kvs (SetAttributes); s.mu is held.
+func (s *span) setAttributes(kvs []attribute.KeyValue) {
 	for _, kv := range kvs {
 		if !kv.Valid() {
 			s.droppedAttrs++
@@ -349,12 +432,15 @@ func (s *span) SetAttributes(kvs ...attribute.KeyValue) {
 }
 
 // TracerProvider implements trace.Span.
-func (s *span) TracerProvider() trace.TracerProvider { return provider{r: s.r} }
+func (h *spanRef) TracerProvider() trace.TracerProvider { return provider{r: h.s.r} }
 
 // The methods the export reads (finished); called once the span ended.
 
 // Name is the span's name.
 func (s *span) Name() string { return s.name }
+
+// SpanContext is the span's span context.
+func (s *span) SpanContext() trace.SpanContext { return s.sc }
 
 // Parent is the parent's span context (invalid for a root).
 func (s *span) Parent() trace.SpanContext { return s.parent }

@@ -23,7 +23,8 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// kept is an exporter that keeps what it is given.
+// kept is an exporter that keeps copies of what it is given (the
+// recorder recycles its spans once exported).
 type kept struct {
 	mu    sync.Mutex
 	spans []finished
@@ -33,8 +34,19 @@ type kept struct {
 func (k *kept) Export(_ context.Context, spans []finished) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.spans = append(k.spans, spans...)
+	for _, s := range spans {
+		k.spans = append(k.spans, snapshot(s))
+	}
 	return nil
+}
+
+// snapshot is a copy of s.
+func snapshot(s finished) finished {
+	return tracetest.SpanStub{Name: s.Name(), SpanContext: s.SpanContext(), Parent: s.Parent(), SpanKind: s.SpanKind(),
+		StartTime: s.StartTime(), EndTime: s.EndTime(), Attributes: slices.Clone(s.Attributes()),
+		Events: slices.Clone(s.Events()), Links: slices.Clone(s.Links()), Status: s.Status(),
+		DroppedAttributes: s.DroppedAttributes(), DroppedEvents: s.DroppedEvents(), DroppedLinks: s.DroppedLinks(),
+		Resource: s.Resource(), InstrumentationScope: s.InstrumentationScope()}.Snapshot()
 }
 
 // Shutdown implements exporter.
@@ -55,7 +67,7 @@ func newRecorder(t *testing.T, ratio float64, k *kept) (*recorder, func()) {
 	t.Helper()
 	q := newSpanQueue(k, spanQueueOptions{interval: time.Hour})
 	t.Cleanup(func() { _ = q.Shutdown(context.Background()) })
-	r := &recorder{sampler: sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio)), queue: q,
+	r := &recorder{sampler: newParentRatio(ratio), queue: q,
 		res: resource.NewSchemaless(attribute.String("service.name", "herald")), scope: instrumentation.Scope{Name: scopeName, Version: "v-test"}}
 	return r, func() {
 		if err := q.ForceFlush(t.Context()); err != nil {
@@ -191,31 +203,81 @@ func TestRecorderMatchesSDK(t *testing.T) {
 
 	k := &kept{}
 	r, flush := newRecorder(t, 1, k)
-	exercise(newTracerOf(r))
-	flush()
-	got := k.take()
+	// Twice: the second time on the spans the first one's export
+	// recycled.
+	for run := range 2 {
+		exercise(newTracerOf(r))
+		flush()
+		compareSpans(t, fmt.Sprintf("run %d", run), want, k.take())
+	}
+}
 
+// compareSpans compares what the recorder exported (got) with what the
+// SDK did (want), span for span, once normalised.
+func compareSpans(t *testing.T, run string, want, got []finished) {
+	t.Helper()
 	w, g := decoded(t, want), decoded(t, got)
 	if len(w) != 1 || len(g) != 1 || len(w[0].ScopeSpans) != 1 || len(g[0].ScopeSpans) != 1 {
-		t.Fatalf("resource and scope groups: SDK %d, recorder %d", len(w), len(g))
+		t.Fatalf("%s: resource and scope groups: SDK %d, recorder %d", run, len(w), len(g))
 	}
 	if !proto.Equal(w[0].Resource, g[0].Resource) || !proto.Equal(w[0].ScopeSpans[0].Scope, g[0].ScopeSpans[0].Scope) {
-		t.Fatalf("resource or scope differ:\n%v\n%v", w[0], g[0])
+		t.Fatalf("%s: resource or scope differ:\n%v\n%v", run, w[0], g[0])
 	}
 	ws, gs := w[0].ScopeSpans[0].Spans, g[0].ScopeSpans[0].Spans
 	if len(ws) != 11 || len(gs) != len(ws) {
-		t.Fatalf("the recorder exported %d spans, the SDK %d, want 11", len(gs), len(ws))
+		t.Fatalf("%s: the recorder exported %d spans, the SDK %d, want 11", run, len(gs), len(ws))
 	}
 	normalise(t, ws)
 	normalise(t, gs)
 	for i := range ws {
 		if !proto.Equal(ws[i], gs[i]) {
-			t.Errorf("span %d %q: %s", i, ws[i].Name, spanDiff(ws[i], gs[i]))
+			t.Errorf("%s: span %d %q: %s", run, i, ws[i].Name, spanDiff(ws[i], gs[i]))
 		}
 	}
 	raw := gs[slices.IndexFunc(gs, func(s *tracepb.Span) bool { return s.Name == "renamed" })]
 	if raw.DroppedAttributesCount != 5 || raw.DroppedEventsCount != 3 || raw.DroppedLinksCount != 6 || len(raw.Links) != maxSpanLinks {
-		t.Errorf("limits: dropped %d attributes, %d events, %d links; %d links kept", raw.DroppedAttributesCount, raw.DroppedEventsCount, raw.DroppedLinksCount, len(raw.Links))
+		t.Errorf("%s: limits: dropped %d attributes, %d events, %d links; %d links kept", run, raw.DroppedAttributesCount, raw.DroppedEventsCount, raw.DroppedLinksCount, len(raw.Links))
+	}
+}
+
+// TestRecorderStaleSpan: a trace.Span (and a context holding it) kept
+// past its span's export changes nothing of the recycled span, reports
+// that it does not record, and keeps its span context; a span dropped
+// by a full queue is recycled at its end.
+func TestRecorderStaleSpan(t *testing.T) {
+	k := &kept{}
+	r, flush := newRecorder(t, 1, k)
+	ctx, held := r.Start(context.Background(), "first", trace.WithAttributes(attribute.String("k", "v")))
+	sc := held.SpanContext()
+	ref := held.(*spanRef)
+	held.End()
+	flush()
+	if got := k.take(); len(got) != 1 || got[0].Name() != "first" || len(got[0].Attributes()) != 1 {
+		t.Fatalf("exported %v, want the first span with its attribute", got)
+	}
+	s := ref.s
+	if s.gen != ref.gen+1 || s.name != "" || s.attrs != nil {
+		t.Fatalf("after its export the span is at generation %d (ref %d), name %q, attributes %v; want recycled", s.gen, ref.gen, s.name, s.attrs)
+	}
+	held.SetAttributes(attribute.String("stale", "x"))
+	held.SetName("stale")
+	held.SetStatus(codes.Error, "stale")
+	held.AddEvent("stale")
+	held.AddLink(trace.Link{SpanContext: sc})
+	held.RecordError(errors.New("stale"))
+	held.End()
+	if s.gen != ref.gen+1 || s.name != "" || s.attrs != nil || s.events != nil || s.links != nil || s.status.Code != codes.Unset || s.ended {
+		t.Errorf("a stale span wrote into the recycled one: %+v", s.spanData)
+	}
+	if held.IsRecording() || !held.SpanContext().Equal(sc) || !trace.SpanContextFromContext(ctx).Equal(sc) {
+		t.Errorf("stale span: recording %v, span context %v (context %v), want %v", held.IsRecording(), held.SpanContext(), trace.SpanContextFromContext(ctx), sc)
+	}
+
+	full := &spanRef{s: &span{}}
+	full.s.spanData = spanData{r: &recorder{queue: &spanQueue{q: make(chan finished)}}, sc: sc}
+	full.End()
+	if full.s.gen != 1 || full.s.r != nil {
+		t.Errorf("a span the full queue dropped is at generation %d, want recycled", full.s.gen)
 	}
 }
 
@@ -322,5 +384,24 @@ func TestRecorderConcurrentSpan(t *testing.T) {
 	sp := got[0]
 	if len(sp.Attributes()) != 80 || len(sp.Links()) != 80 || len(sp.Events()) != 80 || sp.Status().Code != codes.Error {
 		t.Errorf("%d attributes, %d links, %d events, status %v; want 80, 80, 80, error", len(sp.Attributes()), len(sp.Links()), len(sp.Events()), sp.Status())
+	}
+}
+
+// TestSpanQueueTake: the queue's batches are at most a batch's worth;
+// a whole batch is taken only when one waits (what the queue exports
+// on its "full" signal), any rest otherwise (on its tick and flush).
+func TestSpanQueueTake(t *testing.T) {
+	q := &spanQueue{q: make(chan finished, 8), batchAt: 4}
+	for range 7 {
+		q.q <- tracetest.SpanStub{Name: "s"}.Snapshot()
+	}
+	var batch []finished
+	for i, step := range []struct {
+		whole bool
+		want  int
+	}{{true, 4}, {true, 0}, {false, 3}, {false, 0}} {
+		if batch = q.take(batch[:0], step.whole); len(batch) != step.want {
+			t.Errorf("take %d (whole %v): %d spans, want %d", i, step.whole, len(batch), step.want)
+		}
 	}
 }

@@ -78,9 +78,9 @@ func newSpanQueue(exp exporter, o spanQueueOptions) *spanQueue {
 	return q
 }
 
-// enqueue queues an ended span, or drops it when the queue is full; it
-// never waits.
-func (q *spanQueue) enqueue(s finished) {
+// enqueue queues an ended span, or drops it when the queue is full
+// (false); it never waits.
+func (q *spanQueue) enqueue(s finished) bool {
 	select {
 	case q.q <- s:
 		if len(q.q) >= q.batchAt {
@@ -89,10 +89,16 @@ func (q *spanQueue) enqueue(s finished) {
 			default:
 			}
 		}
+		return true
 	default:
 		q.dropped.Add(1)
+		return false
 	}
 }
+
+// recyclable is a span that can be reused once exported (the
+// recorder's).
+type recyclable interface{ recycle() }
 
 // run exports the queue's spans in batches until Shutdown: at each
 // interval, when a batch's worth waits, on ForceFlush and on Shutdown.
@@ -102,41 +108,57 @@ func (q *spanQueue) run() {
 	defer close(q.done)
 	tick := time.NewTicker(q.interval)
 	defer tick.Stop()
-	batch := make([]finished, 0, spanBatch)
-	// drain exports what is queued now, a batch at a time.
-	drain := func() {
+	batch := make([]finished, 0, q.batchAt)
+	// drain exports what is queued now, a batch at a time (whole: only
+	// whole batches). The exporter is done with a batch's spans when it
+	// returns, so they are recycled.
+	drain := func(whole bool) {
 		for {
-			for len(batch) < spanBatch {
-				select {
-				case s := <-q.q:
-					batch = append(batch, s)
-					continue
-				default:
-				}
-				break
-			}
+			batch = q.take(batch[:0], whole)
 			if len(batch) == 0 {
 				return
 			}
 			q.export(batch)
+			for _, s := range batch {
+				if r, ok := s.(recyclable); ok {
+					r.recycle()
+				}
+			}
 			clear(batch)
-			batch = batch[:0]
 		}
 	}
 	for {
 		select {
 		case <-q.full:
-			drain()
+			drain(true)
 		case <-tick.C:
-			drain()
+			drain(false)
 		case ack := <-q.flush:
-			drain()
+			drain(false)
 			close(ack)
 		case <-q.stop:
-			drain()
+			drain(false)
 			return
 		}
 	}
+}
+
+// take appends the next batch of queued spans to batch: up to a batch's
+// worth, none when whole and less than that waits (so that a busy queue
+// sends full requests; the rest goes at the next signal or tick).
+func (q *spanQueue) take(batch []finished, whole bool) []finished {
+	if whole && len(q.q) < q.batchAt {
+		return batch
+	}
+	for len(batch) < q.batchAt {
+		select {
+		case s := <-q.q:
+			batch = append(batch, s)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 // export sends one batch, bounded by the timeout; a failure is counted

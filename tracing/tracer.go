@@ -46,6 +46,7 @@ const (
 // the span ends, so that its attribute slice is allocated once.
 type Tracer struct {
 	t    trace.Tracer
+	rec  *recorder // t, when it is the recorder
 	prop propagation.TraceContext
 
 	// Start options per span kind.
@@ -61,9 +62,20 @@ func newTracerOf(t trace.Tracer) *Tracer {
 	kind := func(k trace.SpanKind, more ...trace.SpanStartOption) []trace.SpanStartOption {
 		return append([]trace.SpanStartOption{trace.WithSpanKind(k)}, more...)
 	}
-	return &Tracer{t: t,
+	rec, _ := t.(*recorder)
+	return &Tracer{t: t, rec: rec,
 		server: kind(trace.SpanKindServer), producer: kind(trace.SpanKindProducer), internal: kind(trace.SpanKindInternal),
 		client: kind(trace.SpanKindClient), consumer: kind(trace.SpanKindConsumer, trace.WithNewRoot())}
+}
+
+// start starts a span of kind named name, a new root with newRoot: opts
+// are those options, for a tracer other than the recorder, which needs
+// none.
+func (t *Tracer) start(ctx context.Context, name string, kind trace.SpanKind, newRoot bool, opts []trace.SpanStartOption) (context.Context, trace.Span) {
+	if t.rec != nil {
+		return t.rec.startKind(ctx, name, kind, newRoot)
+	}
+	return t.t.Start(ctx, name, opts...)
 }
 
 // maxNames bounds the span names a Tracer keeps; those past it are built
@@ -114,6 +126,10 @@ type attrBuf [8]attribute.KeyValue
 
 // set sets kvs (at most 8) on span in one call.
 func (t *Tracer) set(span trace.Span, kvs ...attribute.KeyValue) {
+	if h, ok := span.(*spanRef); ok { // kvs does not escape
+		h.SetAttributes(kvs...)
+		return
+	}
 	b, _ := t.bufs.Get().(*attrBuf)
 	if b == nil {
 		b = new(attrBuf)
@@ -246,7 +262,7 @@ func (t *Tracer) StartPublish(ctx context.Context, eventType string, bodySize in
 	if t == nil {
 		return ctx, Publish{Span: noSpan()}
 	}
-	ctx, span := t.t.Start(ctx, t.name("publish", eventType), t.producer...)
+	ctx, span := t.start(ctx, t.name("publish", eventType), trace.SpanKindProducer, false, t.producer)
 	return ctx, Publish{Span: span, t: t, eventType: eventType, bodySize: bodySize}
 }
 
@@ -296,11 +312,11 @@ func (t *Tracer) StartStore(ctx context.Context, backend, stream string, count i
 	if t == nil {
 		return ctx, noSpan()
 	}
-	kind := t.internal
+	kind, opts := trace.SpanKindInternal, t.internal
 	if remote {
-		kind = t.client
+		kind, opts = trace.SpanKindClient, t.client
 	}
-	ctx, span := t.t.Start(ctx, t.name("store", stream), kind...)
+	ctx, span := t.start(ctx, t.name("store", stream), kind, false, opts)
 	if span.IsRecording() {
 		t.set(span,
 			attribute.String("herald.backend", backend),
@@ -327,7 +343,7 @@ func (t *Tracer) StartDelivery(ctx context.Context, op, stream, transport string
 	if t == nil {
 		return noSpan()
 	}
-	_, span := t.t.Start(ctx, t.name(op, stream), t.consumer...)
+	_, span := t.start(ctx, t.name(op, stream), trace.SpanKindConsumer, true, t.consumer)
 	if span.IsRecording() {
 		t.set(span,
 			attribute.String("messaging.system", MessagingSystem),
@@ -362,7 +378,7 @@ func (t *Tracer) StartServer(r *http.Request) (context.Context, trace.Span) {
 		return ctx, noSpan()
 	}
 	ctx = t.Extract(ctx, r.Header)
-	return t.t.Start(ctx, r.Method, t.server...)
+	return t.start(ctx, r.Method, trace.SpanKindServer, false, t.server)
 }
 
 // Served names the server span of a request to path by its route

@@ -9,7 +9,6 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 // TraceExport is where spans are exported, and which.
@@ -46,7 +45,7 @@ func newTracer(ctx context.Context, t *Telemetry, e TraceExport, opts Options) e
 	})
 	t.spans = q
 	t.tracer = newTracerOf(&recorder{
-		sampler: sdktrace.ParentBased(sdktrace.TraceIDRatioBased(e.SampleRatio)),
+		sampler: newParentRatio(e.SampleRatio),
 		res:     res,
 		scope:   instrumentation.Scope{Name: scopeName, Version: opts.Version},
 		queue:   q,
