@@ -83,8 +83,9 @@ const lengthRoom = 5
 // it out; a message field that the SDK always sets (a span's status, an
 // attribute's value) is written even when empty.
 type wireEncoder struct {
-	buf []byte
-	out []*tracepb.ResourceSpans
+	buf    []byte
+	out    []*tracepb.ResourceSpans
+	groups []wireGroup // the last batch's, their span lists kept
 
 	// The encodings of the last resource and scope, kept while they
 	// stay the same (herald has one of each).
@@ -106,7 +107,7 @@ type wireGroup struct {
 // resources and scopes first appear (as the converter of the SDK's
 // exporter groups them); they are valid until release.
 func (w *wireEncoder) encode(spans []finished) []*tracepb.ResourceSpans {
-	var groups []wireGroup
+	groups := w.groups[:0]
 	var resources []*resource.Resource
 	var keys []attribute.Distinct
 	for _, s := range spans {
@@ -120,7 +121,11 @@ func (w *wireEncoder) encode(spans []finished) []*tracepb.ResourceSpans {
 			i++
 		}
 		if i == len(groups) {
-			groups = append(groups, wireGroup{res: key, scope: scope})
+			var list []finished // a span list of an earlier batch, when there is one
+			if i < cap(groups) {
+				list = groups[:i+1][i].spans[:0]
+			}
+			groups = append(groups, wireGroup{res: key, scope: scope, spans: list})
 			known := false
 			for _, k := range keys {
 				known = known || k == key
@@ -131,6 +136,7 @@ func (w *wireEncoder) encode(spans []finished) []*tracepb.ResourceSpans {
 		}
 		groups[i].spans = append(groups[i].spans, s)
 	}
+	w.groups = groups
 	if len(groups) == 0 {
 		return nil
 	}
@@ -183,6 +189,9 @@ func (w *wireEncoder) encode(spans []finished) []*tracepb.ResourceSpans {
 func (w *wireEncoder) release() {
 	for _, rs := range w.out {
 		rs.ProtoReflect().SetUnknown(nil)
+	}
+	for i := range w.groups {
+		clear(w.groups[i].spans)
 	}
 }
 

@@ -350,7 +350,10 @@ func readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) (b []by
 	}
 	buf.Reset()
 	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
+		// With room for ReadFrom's last read, which finds the end of
+		// the body, so that a body of the announced length never
+		// reallocates the buffer.
+		buf.Grow(int(r.ContentLength) + bytes.MinRead)
 	}
 	if _, err := buf.ReadFrom(body); err != nil {
 		http.Error(w, "tracingtest: read: "+err.Error(), http.StatusBadRequest)
