@@ -67,15 +67,15 @@ type Collector struct {
 	spans    []Span
 	requests int
 	refuse   bool
-	hold     chan struct{} // not nil: exports wait until it is closed
-	discard  bool          // spans are counted, not kept (StartDiscard)
-	counted  int           // spans counted by a discarding collector
-	changed  chan struct{} // closed and replaced whenever something arrives
-	bodies   sync.Pool     // *bytes.Buffer: the discarding collector's request bodies
+	hold     chan struct{}      // not nil: exports wait until it is closed
+	discard  bool               // spans are counted, not kept (StartDiscard)
+	counted  int                // spans counted by a discarding collector
+	changed  chan struct{}      // closed and replaced whenever something arrives
+	bodies   chan *bytes.Buffer // the discarding collector's free body buffers, kept across collections
 }
 
 func newCollector(protocol string) *Collector {
-	return &Collector{protocol: protocol, changed: make(chan struct{})}
+	return &Collector{protocol: protocol, changed: make(chan struct{}), bodies: make(chan *bytes.Buffer, 8)}
 }
 
 // StartGRPC starts a collector serving the OTLP/gRPC LogsService on a

@@ -68,11 +68,18 @@ func (c *Collector) WaitSpanCount(t testing.TB, timeout time.Duration, n int) {
 // collector.
 func (c *Collector) serveDiscardHTTP(w http.ResponseWriter, r *http.Request) {
 	c.arrive()
-	buf, _ := c.bodies.Get().(*bytes.Buffer)
-	if buf == nil {
+	var buf *bytes.Buffer
+	select {
+	case buf = <-c.bodies:
+	default:
 		buf = new(bytes.Buffer)
 	}
-	defer c.bodies.Put(buf)
+	defer func() {
+		select {
+		case c.bodies <- buf:
+		default:
+		}
+	}()
 	b, ok := readBody(w, r, buf)
 	if !ok {
 		return
