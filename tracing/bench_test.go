@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	"go.opentelemetry.io/otel/sdk/resource"
+
 	"github.com/herald-gateway/herald/tracing/tracingtest"
 )
 
@@ -68,4 +72,36 @@ func processCPU(tb testing.TB) time.Duration {
 		tb.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkWireEncoder measures the encoding of a batch of 510 spans,
+// those of 170 notifies as herald records them (server, publish and
+// store spans): the time per span and the bytes per span.
+func BenchmarkWireEncoder(b *testing.B) {
+	q := newSpanQueue(&kept{}, spanQueueOptions{size: 1024, interval: time.Hour})
+	b.Cleanup(func() { _ = q.Shutdown(context.Background()) })
+	tr := newTracerOf(&recorder{sampler: newParentRatio(1), queue: q,
+		res: resource.NewSchemaless(attribute.String("service.name", "herald")), scope: instrumentation.Scope{Name: scopeName, Version: "bench"}})
+	r := httptest.NewRequest(http.MethodPost, "/api/v1/notification", nil)
+	r.Header.Set(TraceParent, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+	for range 170 {
+		ctx, server := tr.StartServer(r)
+		ctx, pub := tr.StartPublish(ctx, "forecast", 68)
+		_, store := tr.StartStore(ctx, "in_memory", "forecast", 1, false)
+		End(store, nil)
+		pub.Done("forecast@1", nil)
+		tr.Served(server, http.MethodPost, "/api/v1/notification", "/api/v1/notification", http.StatusOK)
+		server.End()
+	}
+	spans := make([]finished, 0, 510)
+	for len(spans) < 510 { // below a batch's worth: the queue keeps them
+		spans = append(spans, <-q.q)
+	}
+	var w wireEncoder
+	for b.Loop() {
+		w.encode(spans)
+		w.release()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(spans)), "ns/span")
+	b.ReportMetric(float64(len(w.buf))/float64(len(spans)), "bytes/span")
 }

@@ -145,8 +145,8 @@ func (w *wireEncoder) encode(spans []finished) []*tracepb.ResourceSpans {
 	for r, key := range keys {
 		res := resources[r]
 		if rw := w.resourceWire(res); len(rw) > 0 || res != nil {
-			b = protowire.AppendTag(b, fResourceSpansResource, protowire.BytesType)
-			b = protowire.AppendBytes(b, rw)
+			b = appendTag(b, fResourceSpansResource, protowire.BytesType)
+			b = appendLenBytes(b, rw)
 		}
 		for _, g := range groups {
 			if g.res != key {
@@ -155,8 +155,8 @@ func (w *wireEncoder) encode(spans []finished) []*tracepb.ResourceSpans {
 			var at int
 			b, at = beginMessage(b, fResourceSpansScopeSpans)
 			if g.scope != (instrumentation.Scope{}) {
-				b = protowire.AppendTag(b, fScopeSpansScope, protowire.BytesType)
-				b = protowire.AppendBytes(b, w.scopeWire(g.scope))
+				b = appendTag(b, fScopeSpansScope, protowire.BytesType)
+				b = appendLenBytes(b, w.scopeWire(g.scope))
 			}
 			for _, s := range g.spans {
 				var sat int
@@ -264,7 +264,7 @@ func appendSpan(b []byte, s finished) []byte {
 	b = appendVarint(b, fStatusCode, uint64(statusCode(st.Code)))
 	b = endMessage(b, at)
 	if flags := spanFlags(sc.TraceFlags(), parent); flags != 0 {
-		b = protowire.AppendTag(b, fSpanFlags, protowire.Fixed32Type)
+		b = appendTag(b, fSpanFlags, protowire.Fixed32Type)
 		b = protowire.AppendFixed32(b, flags)
 	}
 	return b
@@ -280,7 +280,7 @@ func appendLink(b []byte, l sdktrace.Link) []byte {
 	b = appendKeyValues(b, fLinkAttributes, l.Attributes)
 	b = appendVarint(b, fLinkDroppedAttributes, uint64(clampUint32(l.DroppedAttributeCount)))
 	if flags := spanFlags(l.SpanContext.TraceFlags(), l.SpanContext); flags != 0 {
-		b = protowire.AppendTag(b, fLinkFlags, protowire.Fixed32Type)
+		b = appendTag(b, fLinkFlags, protowire.Fixed32Type)
 		b = protowire.AppendFixed32(b, flags)
 	}
 	return endMessage(b, at)
@@ -291,7 +291,8 @@ func appendLink(b []byte, l sdktrace.Link) []byte {
 // written in place (appendScalar); lists, maps, bytes and empty values,
 // which herald does not record, go through the generated message.
 func appendKeyValues(b []byte, num protowire.Number, attrs []attribute.KeyValue) []byte {
-	for _, a := range attrs {
+	for i := range attrs {
+		a := &attrs[i]
 		if out, ok := appendScalar(b, num, a); ok {
 			b = out
 			continue
@@ -312,12 +313,12 @@ func appendKeyValues(b []byte, num protowire.Number, attrs []attribute.KeyValue)
 // appendScalar appends a as a KeyValue message of field num when its
 // value is a string, an integer, a boolean or a float, its lengths
 // computed first; false (b unchanged) for any other value.
-func appendScalar(b []byte, num protowire.Number, a attribute.KeyValue) ([]byte, bool) {
-	v := a.Value
+func appendScalar(b []byte, num protowire.Number, a *attribute.KeyValue) ([]byte, bool) {
+	v := &a.Value
 	var size int // of the AnyValue message
 	switch v.Type() {
 	case attribute.STRING:
-		size = 1 + protowire.SizeBytes(len(v.AsString()))
+		size = 1 + sizeBytes(len(v.AsString()))
 	case attribute.INT64:
 		size = 1 + protowire.SizeVarint(uint64(v.AsInt64())) //nolint:gosec // two's complement, as protobuf's int64
 	case attribute.BOOL:
@@ -327,27 +328,27 @@ func appendScalar(b []byte, num protowire.Number, a attribute.KeyValue) ([]byte,
 	default:
 		return b, false
 	}
-	kv := 1 + protowire.SizeBytes(size) // the value field
+	kv := 1 + sizeBytes(size) // the value field
 	if a.Key != "" {
-		kv += 1 + protowire.SizeBytes(len(a.Key))
+		kv += 1 + sizeBytes(len(a.Key))
 	}
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	b = protowire.AppendVarint(b, uint64(kv))
+	b = appendTag(b, num, protowire.BytesType)
+	b = appendUvarint(b, uint64(kv))
 	b = appendString(b, fKeyValueKey, string(a.Key))
-	b = protowire.AppendTag(b, fKeyValueValue, protowire.BytesType)
-	b = protowire.AppendVarint(b, uint64(size))
+	b = appendTag(b, fKeyValueValue, protowire.BytesType)
+	b = appendUvarint(b, uint64(size))
 	switch v.Type() {
 	case attribute.STRING:
-		b = protowire.AppendTag(b, fAnyString, protowire.BytesType)
-		b = protowire.AppendString(b, v.AsString())
+		b = appendTag(b, fAnyString, protowire.BytesType)
+		b = appendLenString(b, v.AsString())
 	case attribute.INT64:
-		b = protowire.AppendTag(b, fAnyInt, protowire.VarintType)
-		b = protowire.AppendVarint(b, uint64(v.AsInt64())) //nolint:gosec // two's complement, as protobuf's int64
+		b = appendTag(b, fAnyInt, protowire.VarintType)
+		b = appendUvarint(b, uint64(v.AsInt64())) //nolint:gosec // two's complement, as protobuf's int64
 	case attribute.BOOL:
-		b = protowire.AppendTag(b, fAnyBool, protowire.VarintType)
-		b = protowire.AppendVarint(b, protowire.EncodeBool(v.AsBool()))
+		b = appendTag(b, fAnyBool, protowire.VarintType)
+		b = appendUvarint(b, protowire.EncodeBool(v.AsBool()))
 	case attribute.FLOAT64:
-		b = protowire.AppendTag(b, fAnyDouble, protowire.Fixed64Type)
+		b = appendTag(b, fAnyDouble, protowire.Fixed64Type)
 		b = protowire.AppendFixed64(b, math.Float64bits(v.AsFloat64()))
 	}
 	return b, true
@@ -356,7 +357,7 @@ func appendScalar(b []byte, num protowire.Number, a attribute.KeyValue) ([]byte,
 // beginMessage appends the tag of the message field num and room for its
 // length; endMessage, given the offset it returns, writes the length.
 func beginMessage(b []byte, num protowire.Number) ([]byte, int) {
-	b = protowire.AppendTag(b, num, protowire.BytesType)
+	b = appendTag(b, num, protowire.BytesType)
 	b = append(b, make([]byte, lengthRoom)...)
 	return b, len(b)
 }
@@ -378,8 +379,8 @@ func appendString(b []byte, num protowire.Number, s string) []byte {
 	if s == "" {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendString(b, s)
+	b = appendTag(b, num, protowire.BytesType)
+	return appendLenString(b, s)
 }
 
 // appendBytes appends a bytes field, left out when empty.
@@ -387,8 +388,8 @@ func appendBytes(b []byte, num protowire.Number, v []byte) []byte {
 	if len(v) == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendBytes(b, v)
+	b = appendTag(b, num, protowire.BytesType)
+	return appendLenBytes(b, v)
 }
 
 // appendVarint appends a varint field (an enum or an unsigned count),
@@ -397,8 +398,8 @@ func appendVarint(b []byte, num protowire.Number, v uint64) []byte {
 	if v == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.VarintType)
-	return protowire.AppendVarint(b, v)
+	b = appendTag(b, num, protowire.VarintType)
+	return appendUvarint(b, v)
 }
 
 // appendFixed64 appends a fixed64 field, left out when zero.
@@ -406,7 +407,7 @@ func appendFixed64(b []byte, num protowire.Number, v uint64) []byte {
 	if v == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.Fixed64Type)
+	b = appendTag(b, num, protowire.Fixed64Type)
 	return protowire.AppendFixed64(b, v)
 }
 
@@ -414,4 +415,41 @@ func appendFixed64(b []byte, num protowire.Number, v uint64) []byte {
 // SDK's exporter writes it).
 func unixNano(t time.Time) uint64 {
 	return uint64(max(0, t.UnixNano())) //nolint:gosec // not negative
+}
+
+// appendTag appends the tag of field num of type typ (protowire.AppendTag,
+// one byte without a call for fields below 16).
+func appendTag(b []byte, num protowire.Number, typ protowire.Type) []byte {
+	if num < 16 {
+		return append(b, byte(num)<<3|byte(typ&7))
+	}
+	return protowire.AppendTag(b, num, typ)
+}
+
+// appendUvarint appends v as a varint (protowire.AppendVarint), the one
+// byte of a small value (most tags and lengths) without a call.
+func appendUvarint(b []byte, v uint64) []byte {
+	if v < 0x80 {
+		return append(b, byte(v))
+	}
+	return protowire.AppendVarint(b, v)
+}
+
+// sizeBytes is the size of a length-delimited value of n bytes, its
+// length included (protowire.SizeBytes).
+func sizeBytes(n int) int {
+	if n < 0x80 {
+		return 1 + n
+	}
+	return protowire.SizeBytes(n)
+}
+
+// appendLenString appends s with its length (protowire.AppendString).
+func appendLenString(b []byte, s string) []byte {
+	return append(appendUvarint(b, uint64(len(s))), s...)
+}
+
+// appendLenBytes appends v with its length (protowire.AppendBytes).
+func appendLenBytes(b []byte, v []byte) []byte {
+	return append(appendUvarint(b, uint64(len(v))), v...)
 }
