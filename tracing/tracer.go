@@ -4,12 +4,13 @@ import (
 	"context"
 	"net/http"
 	"sync"
-	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/herald-gateway/herald/internal/cowmap"
 )
 
 // W3C trace context header names, which are also the names of the
@@ -52,9 +53,8 @@ type Tracer struct {
 	// Start options per span kind.
 	server, producer, internal, client, consumer []trace.SpanStartOption
 
-	names   atomic.Pointer[map[nameKey]string] // copy on write, at most maxNames
-	namesMu sync.Mutex                         // serialises the writers of names
-	bufs    sync.Pool                          // *attrBuf
+	names cowmap.Map[nameKey, string] // at most maxNames
+	bufs  sync.Pool                   // *attrBuf
 }
 
 // newTracerOf returns the Tracer recording with t.
@@ -63,7 +63,7 @@ func newTracerOf(t trace.Tracer) *Tracer {
 		return append([]trace.SpanStartOption{trace.WithSpanKind(k)}, more...)
 	}
 	rec, _ := t.(*recorder)
-	return &Tracer{t: t, rec: rec,
+	return &Tracer{t: t, rec: rec, names: cowmap.Map[nameKey, string]{Max: maxNames},
 		server: kind(trace.SpanKindServer), producer: kind(trace.SpanKindProducer), internal: kind(trace.SpanKindInternal),
 		client: kind(trace.SpanKindClient), consumer: kind(trace.SpanKindConsumer, trace.WithNewRoot())}
 }
@@ -88,35 +88,7 @@ type nameKey struct{ op, subject string }
 
 // name returns the span name "<op> <subject>", built once.
 func (t *Tracer) name(op, subject string) string {
-	k := nameKey{op, subject}
-	m := t.names.Load()
-	if m != nil {
-		if n, ok := (*m)[k]; ok {
-			return n
-		}
-	}
-	n := op + " " + subject
-	t.namesMu.Lock()
-	defer t.namesMu.Unlock()
-	m = t.names.Load()
-	if m != nil && len(*m) >= maxNames {
-		return n
-	}
-	next := make(map[nameKey]string, 1+len(ptrMap(m)))
-	for k, v := range ptrMap(m) {
-		next[k] = v
-	}
-	next[k] = n
-	t.names.Store(&next)
-	return n
-}
-
-// ptrMap is *m, nil for a nil m.
-func ptrMap(m *map[nameKey]string) map[nameKey]string {
-	if m == nil {
-		return nil
-	}
-	return *m
+	return t.names.Get(nameKey{op, subject}, func() string { return op + " " + subject })
 }
 
 // attrBuf holds the attributes of one SetAttributes call: passed from a

@@ -292,7 +292,7 @@ func TestTracerNames(t *testing.T) {
 			t.Fatalf("name(publish, %s) = %q", s, got)
 		}
 	}
-	if n := len(*tr.names.Load()); n != maxNames {
+	if n := tr.names.Len(); n != maxNames {
 		t.Fatalf("%d names kept, want %d", n, maxNames)
 	}
 	if a, b := tr.name("store", "mars"), tr.name("store", "mars"); a != "store mars" || b != a {
