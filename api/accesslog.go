@@ -15,7 +15,10 @@ func AccessLog(log *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
-			sw := &statusWriter{ResponseWriter: w}
+			sw, ok := w.(*statusWriter) // Tracing's, when it is on
+			if !ok {
+				sw = &statusWriter{ResponseWriter: w}
+			}
 			next.ServeHTTP(sw, r)
 			// Probes poll /health and /ready: their lines are DEBUG, so
 			// that they do not drown the log.
@@ -30,7 +33,8 @@ func AccessLog(log *slog.Logger) func(http.Handler) http.Handler {
 	}
 }
 
-// statusWriter records the status of a response for the access log.
+// statusWriter records the status of a response for the access log
+// and the server span (one for both when tracing is on).
 type statusWriter struct {
 	http.ResponseWriter
 	status int

@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/herald-gateway/herald/internal/cowmap"
 	"github.com/herald-gateway/herald/tracing"
 )
 
@@ -23,6 +24,7 @@ func Tracing(tr *tracing.Tracer) func(http.Handler) http.Handler {
 		if tr == nil {
 			return next
 		}
+		var routes cowmap.Map[routeKey, string]
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx, span := tr.StartServer(r)
 			path := r.URL.Path
@@ -30,7 +32,7 @@ func Tracing(tr *tracing.Tracer) func(http.Handler) http.Handler {
 			defer func() {
 				route := ""
 				if rc := chi.RouteContext(ctx); rc != nil {
-					route = rc.RoutePattern()
+					route = routePattern(&routes, rc)
 				}
 				status := sw.status
 				if status == 0 {
@@ -42,4 +44,22 @@ func Tracing(tr *tracing.Tracer) func(http.Handler) http.Handler {
 			next.ServeHTTP(sw, r.WithContext(ctx))
 		})
 	}
+}
+
+// routeKey is the route patterns of a request (chi.Context's
+// RoutePatterns), up to four.
+type routeKey struct {
+	n int
+	p [4]string
+}
+
+// routePattern is rc.RoutePattern(), kept in routes per list of
+// patterns: chi joins and rewrites them on each call.
+func routePattern(routes *cowmap.Map[routeKey, string], rc *chi.Context) string {
+	k := routeKey{n: len(rc.RoutePatterns)}
+	if k.n > len(k.p) {
+		return rc.RoutePattern()
+	}
+	copy(k.p[:], rc.RoutePatterns)
+	return routes.Get(k, rc.RoutePattern)
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/herald-gateway/herald/notification"
@@ -91,7 +92,13 @@ func (t Tracing) Done(span tracing.Publish, eventType string, seq uint64, err er
 	}
 	id := ""
 	if err == nil {
-		id = eventType + "@" + strconv.FormatUint(seq, 10)
+		var num [20]byte
+		var b strings.Builder // one allocation
+		b.Grow(len(eventType) + 1 + len(num))
+		b.WriteString(eventType)
+		b.WriteByte('@')
+		b.Write(strconv.AppendUint(num[:0], seq, 10))
+		id = b.String()
 	}
 	span.Done(id, err)
 }
