@@ -160,11 +160,11 @@ func (r *recorder) start(ctx context.Context, name string, kind trace.SpanKind, 
 	}
 	s, _ := r.spans.Get().(*span)
 	if s == nil {
-		s = new(span)
+		s = &span{r: r}
 	}
 	s.mu.Lock()
 	// The rest of spanData is zero: s is new or recycled.
-	s.r, s.name, s.kind, s.sc, s.parent, s.start = r, name, trace.ValidateSpanKind(kind), sc, psc, start
+	s.name, s.kind, s.sc, s.parent, s.start = name, trace.ValidateSpanKind(kind), sc, psc, start
 	s.attrs = s.inline[:0]
 	if cfg != nil {
 		for _, l := range cfg.Links() {
@@ -186,6 +186,7 @@ func (r *recorder) start(ctx context.Context, name string, kind trace.SpanKind, 
 // of the span's next use. Once ended it changes no more, and the export
 // reads it without the lock.
 type span struct {
+	r      *recorder // whose pool it is in: the same in every use
 	mu     sync.Mutex
 	gen    uint64                // the current use; spanRefs of an earlier one are stale
 	inline [6]attribute.KeyValue // attrs' storage while it fits
@@ -194,7 +195,6 @@ type span struct {
 
 // spanData is what a span records in one use.
 type spanData struct {
-	r      *recorder
 	sc     trace.SpanContext
 	parent trace.SpanContext
 	kind   trace.SpanKind

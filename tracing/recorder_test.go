@@ -269,14 +269,17 @@ func TestRecorderStaleSpan(t *testing.T) {
 	if s.gen != ref.gen+1 || s.name != "" || s.attrs != nil || s.events != nil || s.links != nil || s.status.Code != codes.Unset || s.ended {
 		t.Errorf("a stale span wrote into the recycled one: %+v", s.spanData)
 	}
+	if _, s := held.TracerProvider().Tracer("again").Start(context.Background(), "after"); !s.IsRecording() {
+		t.Error("the tracer of a stale span does not record")
+	}
 	if held.IsRecording() || !held.SpanContext().Equal(sc) || !trace.SpanContextFromContext(ctx).Equal(sc) {
 		t.Errorf("stale span: recording %v, span context %v (context %v), want %v", held.IsRecording(), held.SpanContext(), trace.SpanContextFromContext(ctx), sc)
 	}
 
-	full := &spanRef{s: &span{}}
-	full.s.spanData = spanData{r: &recorder{queue: &spanQueue{q: make(chan finished)}}, sc: sc}
+	full := &spanRef{s: &span{r: &recorder{queue: &spanQueue{q: make(chan finished)}}}}
+	full.s.sc = sc
 	full.End()
-	if full.s.gen != 1 || full.s.r != nil {
+	if full.s.gen != 1 || full.s.sc.IsValid() {
 		t.Errorf("a span the full queue dropped is at generation %d, want recycled", full.s.gen)
 	}
 }
