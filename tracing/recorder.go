@@ -28,15 +28,17 @@ const (
 )
 
 // recorder is herald's trace.Tracer: it
-// records spans as the SDK's tracer does, with the SDK's sampler, and
-// hands the sampled ones, when they end, to the span queue, which
-// exports them with the SDK's OTLP clients.
+// records spans as the SDK's tracer does, sampled as the SDK's
+// ParentBased(TraceIDRatioBased) sampler does (parentRatio), and hands
+// the sampled ones, when they end, to the span queue, which exports
+// them with the SDK's OTLP clients.
 //
 // It exists for speed. The SDK's tracer allocates a span, a snapshot of
 // it when it ends and its attributes apart (some 1.5 kB in four objects
 // per span), and takes a lock for every ID; a notify records three spans.
-// A recorder span is one object that is exported as it is once ended,
-// and its IDs come from math/rand/v2's lock-free generator. What reaches
+// A recorder span is one object, exported as it is once ended and then
+// recycled (callers hold a spanRef of it), and its IDs come from
+// math/rand/v2's lock-free generator. What reaches
 // the collector is the same (TestRecorderMatchesSDK): names, kinds,
 // parents, attributes (deduplicated, the last value of a key winning),
 // events (RecordError's exception events, a panic's), links, statuses,
