@@ -38,7 +38,7 @@ func newParentRatio(ratio float64) parentRatio {
 func (p parentRatio) decide(psc trace.SpanContext, tid trace.TraceID) sdktrace.SamplingResult {
 	sampled := psc.IsSampled()
 	if !psc.IsValid() {
-		sampled = p.ratio >= 1 || binary.BigEndian.Uint64(tid[8:16])>>1 < p.bound
+		sampled = binary.BigEndian.Uint64(tid[8:16])>>1 < p.bound // always at 1 << 63
 	}
 	r := sdktrace.SamplingResult{Decision: sdktrace.Drop, Tracestate: psc.TraceState()}
 	if sampled {
