@@ -10,6 +10,7 @@ import (
 	"github.com/herald-gateway/herald/api/httperr"
 	"github.com/herald-gateway/herald/auth"
 	"github.com/herald-gateway/herald/engine"
+	"github.com/herald-gateway/herald/internal/jsonplain"
 	"github.com/herald-gateway/herald/notification"
 )
 
@@ -105,7 +106,7 @@ func writeNotified(w http.ResponseWriter, requestID string, at time.Time, eventT
 // encoding/json writes it, with WriteJSON's newline; false when the
 // request id or the event type has a byte that encoding/json escapes.
 func appendNotified(b []byte, requestID string, at time.Time, eventType string, seq uint64) ([]byte, bool) {
-	if !plainJSON(requestID) || !plainJSON(eventType) {
+	if !jsonplain.String(requestID) || !jsonplain.String(eventType) {
 		return b, false
 	}
 	b = append(b, `{"status":"success","request_id":"`...)
@@ -117,19 +118,6 @@ func appendNotified(b []byte, requestID string, at time.Time, eventType string, 
 	b = append(b, '@')
 	b = strconv.AppendUint(b, seq, 10)
 	return append(b, "\"}\n"...), true
-}
-
-// plainJSON reports whether encoding/json writes s between its quotes as
-// it is: printable ASCII but the quote, the backslash and the three
-// bytes it escapes for HTML.
-func plainJSON(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
-			return false
-		}
-	}
-	return true
 }
 
 // buildNotification validates a parsed notify request against its schema

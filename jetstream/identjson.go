@@ -3,6 +3,8 @@ package jetstream
 import (
 	"encoding/json"
 	"slices"
+
+	"github.com/herald-gateway/herald/internal/jsonplain"
 )
 
 // identifierJSON is json.Marshal of an identifier map, byte for byte,
@@ -14,7 +16,7 @@ import (
 func identifierJSON(m map[string]string) ([]byte, error) {
 	size := 2
 	for k, v := range m {
-		if !plainJSON(k) || !plainJSON(v) {
+		if !jsonplain.String(k) || !jsonplain.String(v) {
 			return json.Marshal(m)
 		}
 		size += len(k) + len(v) + 6 // "k":"v",
@@ -38,16 +40,4 @@ func identifierJSON(m map[string]string) ([]byte, error) {
 		b = append(b, '"')
 	}
 	return append(b, '}'), nil
-}
-
-// plainJSON reports whether encoding/json writes s between quotes as it
-// is.
-func plainJSON(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
-			return false
-		}
-	}
-	return true
 }
