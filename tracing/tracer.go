@@ -50,8 +50,9 @@ type Tracer struct {
 	rec  *recorder // t, when it is the recorder
 	prop propagation.TraceContext
 
-	// Start options per span kind.
-	server, producer, internal, client, consumer []trace.SpanStartOption
+	// Start options per span kind, for a tracer other than the recorder;
+	// a consumer span (a delivery burst) is a new root.
+	opts [trace.SpanKindConsumer + 1][]trace.SpanStartOption
 
 	names cowmap.Map[nameKey, string] // at most maxNames
 	bufs  sync.Pool                   // *attrBuf
@@ -59,23 +60,22 @@ type Tracer struct {
 
 // newTracerOf returns the Tracer recording with t.
 func newTracerOf(t trace.Tracer) *Tracer {
-	kind := func(k trace.SpanKind, more ...trace.SpanStartOption) []trace.SpanStartOption {
-		return append([]trace.SpanStartOption{trace.WithSpanKind(k)}, more...)
-	}
 	rec, _ := t.(*recorder)
-	return &Tracer{t: t, rec: rec, names: cowmap.Map[nameKey, string]{Max: maxNames},
-		server: kind(trace.SpanKindServer), producer: kind(trace.SpanKindProducer), internal: kind(trace.SpanKindInternal),
-		client: kind(trace.SpanKindClient), consumer: kind(trace.SpanKindConsumer, trace.WithNewRoot())}
+	tr := &Tracer{t: t, rec: rec, names: cowmap.Map[nameKey, string]{Max: maxNames}}
+	for k := range tr.opts {
+		tr.opts[k] = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKind(k))}
+	}
+	tr.opts[trace.SpanKindConsumer] = append(tr.opts[trace.SpanKindConsumer], trace.WithNewRoot())
+	return tr
 }
 
-// start starts a span of kind named name, a new root with newRoot: opts
-// are those options, for a tracer other than the recorder, which needs
-// none.
-func (t *Tracer) start(ctx context.Context, name string, kind trace.SpanKind, newRoot bool, opts []trace.SpanStartOption) (context.Context, trace.Span) {
+// start starts a span of kind named name (kind valid), a new root for a
+// consumer span; the recorder starts it without building the options.
+func (t *Tracer) start(ctx context.Context, name string, kind trace.SpanKind) (context.Context, trace.Span) {
 	if t.rec != nil {
-		return t.rec.startKind(ctx, name, kind, newRoot)
+		return t.rec.startKind(ctx, name, kind, kind == trace.SpanKindConsumer)
 	}
-	return t.t.Start(ctx, name, opts...)
+	return t.t.Start(ctx, name, t.opts[kind]...)
 }
 
 // maxNames bounds the span names a Tracer keeps; those past it are built
@@ -234,7 +234,7 @@ func (t *Tracer) StartPublish(ctx context.Context, eventType string, bodySize in
 	if t == nil {
 		return ctx, Publish{Span: noSpan()}
 	}
-	ctx, span := t.start(ctx, t.name("publish", eventType), trace.SpanKindProducer, false, t.producer)
+	ctx, span := t.start(ctx, t.name("publish", eventType), trace.SpanKindProducer)
 	return ctx, Publish{Span: span, t: t, eventType: eventType, bodySize: bodySize}
 }
 
@@ -284,11 +284,11 @@ func (t *Tracer) StartStore(ctx context.Context, backend, stream string, count i
 	if t == nil {
 		return ctx, noSpan()
 	}
-	kind, opts := trace.SpanKindInternal, t.internal
+	kind := trace.SpanKindInternal
 	if remote {
-		kind, opts = trace.SpanKindClient, t.client
+		kind = trace.SpanKindClient
 	}
-	ctx, span := t.start(ctx, t.name("store", stream), kind, false, opts)
+	ctx, span := t.start(ctx, t.name("store", stream), kind)
 	if span.IsRecording() {
 		t.set(span,
 			attribute.String("herald.backend", backend),
@@ -315,7 +315,7 @@ func (t *Tracer) StartDelivery(ctx context.Context, op, stream, transport string
 	if t == nil {
 		return noSpan()
 	}
-	_, span := t.start(ctx, t.name(op, stream), trace.SpanKindConsumer, true, t.consumer)
+	_, span := t.start(ctx, t.name(op, stream), trace.SpanKindConsumer)
 	if span.IsRecording() {
 		t.set(span,
 			attribute.String("messaging.system", MessagingSystem),
@@ -350,7 +350,7 @@ func (t *Tracer) StartServer(r *http.Request) (context.Context, trace.Span) {
 		return ctx, noSpan()
 	}
 	ctx = t.Extract(ctx, r.Header)
-	return t.start(ctx, r.Method, trace.SpanKindServer, false, t.server)
+	return t.start(ctx, r.Method, trace.SpanKindServer)
 }
 
 // Served names the server span of a request to path by its route
