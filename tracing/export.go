@@ -19,14 +19,16 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 )
 
-// spanExporter exports spans with the SDK's OTLP client (gRPC or HTTP,
-// configured as otlptracegrpc and otlptracehttp configure it, from the
-// environment too), as the SDK's otlptrace.Exporter does, but encodes
-// them itself (wireEncoder) into a buffer it keeps from one batch to the
-// next: the SDK's exporter allocates some twenty objects per span (three
-// per attribute) and the client's proto.Marshal walks them by
-// reflection, which cost a traced notify more than recording its spans.
-// The request it sends is the same, message for message.
+// spanExporter exports the spans of one resource and instrumentation
+// scope with the SDK's OTLP client (gRPC or HTTP, configured as
+// otlptracegrpc and otlptracehttp configure it, from the environment
+// too), as the SDK's otlptrace.Exporter does, but takes them encoded
+// (appendSpanField) and builds the request itself (wireEncoder) in a
+// buffer it keeps from one batch to the next: the SDK's exporter
+// allocates some twenty objects per span (three per attribute) and the
+// client's proto.Marshal walks them by reflection, which cost a traced
+// notify more than recording its spans. The request it sends is the
+// same, message for message.
 //
 // The client has marshalled a request when UploadTraces returns, so the
 // buffer can be reused for the next batch; exports are serialised.
@@ -35,24 +37,25 @@ type spanExporter struct {
 
 	mu       sync.Mutex
 	stopped  bool
-	enc      wireEncoder
+	enc      *wireEncoder
 	stopOnce sync.Once
 }
 
 // errExporterStopped is the error of an export after Shutdown.
 var errExporterStopped = errors.New("traces export: the exporter is shut down")
 
-// newOTLPExporter starts client and returns its exporter.
-func newOTLPExporter(ctx context.Context, client otlptrace.Client) (*spanExporter, error) {
+// newOTLPExporter starts client and returns its exporter of the spans
+// of res and scope.
+func newOTLPExporter(ctx context.Context, client otlptrace.Client, res *resource.Resource, scope instrumentation.Scope) (*spanExporter, error) {
 	if err := client.Start(ctx); err != nil {
 		return nil, err
 	}
-	return &spanExporter{client: client}, nil
+	return &spanExporter{client: client, enc: newWireEncoder(res, scope)}, nil
 }
 
-// finished is what the export reads of an ended span: the methods of
-// sdktrace.ReadOnlySpan that the conversion to OTLP uses, which the
-// recorder's spans have too.
+// finished is what the encoding reads of an ended span (appendSpan):
+// the methods of sdktrace.ReadOnlySpan that the conversion to OTLP
+// uses, which the recorder's spans have too.
 type finished interface {
 	Name() string
 	SpanContext() trace.SpanContext
@@ -67,13 +70,11 @@ type finished interface {
 	DroppedAttributes() int
 	DroppedLinks() int
 	DroppedEvents() int
-	Resource() *resource.Resource
-	InstrumentationScope() instrumentation.Scope
 }
 
-// Export encodes spans and sends them in one request; none is sent for
-// no spans.
-func (e *spanExporter) Export(ctx context.Context, spans []finished) error {
+// Export sends spans, encoded (appendSpanField), in one request; none
+// is sent for no spans.
+func (e *spanExporter) Export(ctx context.Context, spans []byte) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.stopped {

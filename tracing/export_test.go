@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -85,28 +86,51 @@ func asFinished(spans []sdktrace.ReadOnlySpan) []finished {
 	return out
 }
 
-// decoded is spans encoded by a wireEncoder and decoded again as the
-// collector decodes them.
-func decoded(t *testing.T, spans []finished) []*tracepb.ResourceSpans {
+// encodeSpans is spans encoded as the recorder queues them
+// (appendSpanField).
+func encodeSpans(spans []finished) []byte {
+	var b []byte
+	for _, s := range spans {
+		b = appendSpanField(b, s)
+	}
+	return b
+}
+
+// decoded is spans, all of res and scope, encoded as the exporter sends
+// them and decoded again as the collector decodes them.
+func decoded(t *testing.T, res *resource.Resource, scope instrumentation.Scope, spans []finished) *tracepb.ResourceSpans {
 	t.Helper()
-	var w wireEncoder
+	w := newWireEncoder(res, scope)
+	rs, err := decodeRequest(w.encode(encodeSpans(spans)))
+	w.release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 || len(rs[0].ScopeSpans) != 1 {
+		t.Fatalf("%d resource spans, want 1 of 1 scope: %v", len(rs), rs)
+	}
+	return rs[0]
+}
+
+// decodeRequest is what a collector decodes of rs (wireEncoder.encode):
+// an error if it holds fields the OTLP messages do not have.
+func decodeRequest(rs []*tracepb.ResourceSpans) ([]*tracepb.ResourceSpans, error) {
 	var out []*tracepb.ResourceSpans
-	for _, rs := range w.encode(spans) {
-		b, err := proto.Marshal(rs)
+	for _, r := range rs {
+		b, err := proto.Marshal(r)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		m := new(tracepb.ResourceSpans)
 		if err := proto.Unmarshal(b, m); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		if len(m.ProtoReflect().GetUnknown()) != 0 {
-			t.Fatalf("fields the OTLP messages do not have: %x", m.ProtoReflect().GetUnknown())
+			return nil, fmt.Errorf("fields the OTLP messages do not have: %x", m.ProtoReflect().GetUnknown())
 		}
 		out = append(out, m)
 	}
-	w.release()
-	return out
+	return out, nil
 }
 
 // captured is an OTLP/HTTP endpoint that keeps the requests it receives.
@@ -137,34 +161,11 @@ func (c *captured) take() []*coltrace.ExportTraceServiceRequest {
 	return r
 }
 
-// sameRequest reports whether a and b hold the same resource spans, in
-// any order of resources (the SDK's exporter orders them by a map's
-// iteration).
-func sameRequest(a, b *coltrace.ExportTraceServiceRequest) bool {
-	ra, rb := a.GetResourceSpans(), b.GetResourceSpans()
-	if len(ra) != len(rb) {
-		return false
-	}
-	used := make([]bool, len(rb))
-	for _, x := range ra {
-		found := false
-		for j, y := range rb {
-			if !used[j] && proto.Equal(x, y) {
-				used[j], found = true, true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
-}
-
 // TestSpanExporterMatchesSDK: herald's exporter sends the request the
 // SDK's OTLP exporter sends for the same spans, message for message,
-// batch after batch (its messages are reused: a smaller batch after a
-// larger one, then the larger again, still match).
+// for each resource and scope of exportSpans (one with a schema URL,
+// the empty scope), batch after batch (its buffer is reused: a smaller
+// batch after a larger one, then the larger again, still match).
 func TestSpanExporterMatchesSDK(t *testing.T) {
 	c := &captured{}
 	srv := httptest.NewServer(c)
@@ -176,33 +177,51 @@ func TestSpanExporterMatchesSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sdkExp.Shutdown(ctx) })
-	ours, err := newOTLPExporter(ctx, otlptracehttp.NewClient(otlptracehttp.WithEndpointURL(url)))
-	if err != nil {
-		t.Fatal(err)
+	type group struct {
+		res   *resource.Resource
+		scope instrumentation.Scope
 	}
-	spans := exportSpans(t)
-	for _, batch := range [][]sdktrace.ReadOnlySpan{spans, spans[2:3], spans[:2], spans} {
-		if err := sdkExp.ExportSpans(ctx, batch); err != nil {
+	var groups []group
+	spans := map[group][]sdktrace.ReadOnlySpan{}
+	for _, s := range exportSpans(t) {
+		g := group{s.Resource(), s.InstrumentationScope()}
+		if spans[g] == nil {
+			groups = append(groups, g)
+		}
+		spans[g] = append(spans[g], s)
+	}
+	if len(groups) != 4 || len(spans[groups[0]]) != 3 {
+		t.Fatalf("%d groups, the first of %d spans; want 4, 3", len(groups), len(spans[groups[0]]))
+	}
+	for _, g := range groups {
+		ours, err := newOTLPExporter(ctx, otlptracehttp.NewClient(otlptracehttp.WithEndpointURL(url)), g.res, g.scope)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := ours.Export(ctx, asFinished(batch)); err != nil {
+		all := spans[g]
+		for _, batch := range [][]sdktrace.ReadOnlySpan{all, all[len(all)-1:], all} {
+			if err := sdkExp.ExportSpans(ctx, batch); err != nil {
+				t.Fatal(err)
+			}
+			if err := ours.Export(ctx, encodeSpans(asFinished(batch))); err != nil {
+				t.Fatal(err)
+			}
+			reqs := c.take()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests, want 2", len(reqs))
+			}
+			if !proto.Equal(reqs[0], reqs[1]) {
+				t.Fatalf("batch of %d: herald sent\n%v\nthe SDK\n%v", len(batch), reqs[1], reqs[0])
+			}
+		}
+		if err := ours.Export(ctx, nil); err != nil || len(c.take()) != 0 {
+			t.Fatalf("an empty batch: %v, or a request sent", err)
+		}
+		if err := ours.Shutdown(ctx); err != nil {
 			t.Fatal(err)
 		}
-		reqs := c.take()
-		if len(reqs) != 2 {
-			t.Fatalf("%d requests, want 2", len(reqs))
+		if err := ours.Export(ctx, encodeSpans(asFinished(all))); err == nil || len(c.take()) != 0 {
+			t.Fatalf("export after Shutdown: %v, or a request sent", err)
 		}
-		if !sameRequest(reqs[0], reqs[1]) {
-			t.Fatalf("batch of %d: herald sent\n%v\nthe SDK\n%v", len(batch), reqs[1], reqs[0])
-		}
-	}
-	if err := ours.Export(ctx, nil); err != nil || len(c.take()) != 0 {
-		t.Fatalf("an empty batch: %v, or a request sent", err)
-	}
-	if err := ours.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := ours.Export(ctx, asFinished(spans)); err == nil || len(c.take()) != 0 {
-		t.Fatalf("export after Shutdown: %v, or a request sent", err)
 	}
 }

@@ -71,157 +71,94 @@ const (
 // longest varint of a length that fits in 32 bits.
 const lengthRoom = 5
 
-// wireEncoder encodes batches of spans as the OTLP protobuf encoding of
-// their ResourceSpans, written field by field (protowire) into a buffer
-// it keeps from one batch to the next. Each ResourceSpans message it
-// returns carries its encoding as raw (unknown) fields, which
-// proto.Marshal copies as they are: the client's marshal is a copy, and
-// the request on the wire is the one the SDK's exporter sends for the
-// same spans (TestSpanExporterMatchesSDK decodes and compares them).
+// wireEncoder builds the OTLP requests of batches of encoded spans
+// (appendSpanField) of one resource and instrumentation scope, written
+// field by field (protowire) into a buffer it keeps from one batch to
+// the next. The ResourceSpans message it returns carries its encoding as
+// raw (unknown) fields, which proto.Marshal copies as they are: the
+// client's marshal is a copy, and the request on the wire is the one the
+// SDK's exporter sends for the same spans (TestSpanExporterMatchesSDK
+// decodes and compares them).
 //
 // A proto3 field at its zero value is left out, as proto.Marshal leaves
 // it out; a message field that the SDK always sets (a span's status, an
 // attribute's value) is written even when empty.
 type wireEncoder struct {
-	buf    []byte
-	out    []*tracepb.ResourceSpans
-	groups []wireGroup // the last batch's, their span lists kept
-
-	// The encodings of the last resource and scope, kept while they
-	// stay the same (herald has one of each).
-	res      *resource.Resource
-	resWire  []byte
-	scope    instrumentation.Scope
-	scopeWir []byte
-	hasScope bool
-}
-
-// wireGroup is the spans of one resource and scope in a batch.
-type wireGroup struct {
-	res   attribute.Distinct
+	res   *resource.Resource
 	scope instrumentation.Scope
-	spans []finished
+
+	buf []byte
+	out [1]*tracepb.ResourceSpans
+
+	// The encodings of the resource and the scope, made once.
+	resWire   []byte
+	scopeWire []byte
+	hasScope  bool // not the zero scope: its message is written
 }
 
-// encode returns the ResourceSpans of spans, in the order their
-// resources and scopes first appear (as the converter of the SDK's
-// exporter groups them); they are valid until release.
-func (w *wireEncoder) encode(spans []finished) []*tracepb.ResourceSpans {
-	groups := w.groups[:0]
-	var resources []*resource.Resource
-	var keys []attribute.Distinct
-	for _, s := range spans {
-		if s == nil {
-			continue
-		}
-		res, scope := s.Resource(), s.InstrumentationScope()
-		key := res.Equivalent()
-		i := 0
-		for i < len(groups) && (groups[i].res != key || groups[i].scope != scope) {
-			i++
-		}
-		if i == len(groups) {
-			var list []finished // a span list of an earlier batch, when there is one
-			if i < cap(groups) {
-				list = groups[:i+1][i].spans[:0]
-			}
-			groups = append(groups, wireGroup{res: key, scope: scope, spans: list})
-			known := false
-			for _, k := range keys {
-				known = known || k == key
-			}
-			if !known {
-				keys, resources = append(keys, key), append(resources, res)
-			}
-		}
-		groups[i].spans = append(groups[i].spans, s)
+// newWireEncoder returns the encoder of the spans of res and scope.
+func newWireEncoder(res *resource.Resource, scope instrumentation.Scope) *wireEncoder {
+	w := &wireEncoder{res: res, scope: scope, out: [1]*tracepb.ResourceSpans{new(tracepb.ResourceSpans)}}
+	if res != nil {
+		w.resWire = marshalled(&resourcepb.Resource{Attributes: keyValuesOf(res.Attributes())})
 	}
-	w.groups = groups
-	if len(groups) == 0 {
+	if scope != (instrumentation.Scope{}) {
+		w.hasScope = true
+		w.scopeWire = marshalled(&commonpb.InstrumentationScope{Name: scope.Name, Version: scope.Version, Attributes: keyValuesOf(scope.Attributes.ToSlice())})
+	}
+	return w
+}
+
+// marshalled is m's encoding; nil if it does not marshal (a message of
+// scalar attributes always does).
+func marshalled(m proto.Message) []byte {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// encode returns the ResourceSpans of spans, none for none; it is valid
+// until release.
+func (w *wireEncoder) encode(spans []byte) []*tracepb.ResourceSpans {
+	if len(spans) == 0 {
 		return nil
 	}
 	b := w.buf[:0]
-	ends := make([]int, 0, len(resources))
-	for r, key := range keys {
-		res := resources[r]
-		if rw := w.resourceWire(res); len(rw) > 0 || res != nil {
-			b = appendTag(b, fResourceSpansResource, protowire.BytesType)
-			b = appendLenBytes(b, rw)
-		}
-		for _, g := range groups {
-			if g.res != key {
-				continue
-			}
-			var at int
-			b, at = beginMessage(b, fResourceSpansScopeSpans)
-			if g.scope != (instrumentation.Scope{}) {
-				b = appendTag(b, fScopeSpansScope, protowire.BytesType)
-				b = appendLenBytes(b, w.scopeWire(g.scope))
-			}
-			for _, s := range g.spans {
-				var sat int
-				b, sat = beginMessage(b, fScopeSpansSpans)
-				b = appendSpan(b, s)
-				b = endMessage(b, sat)
-			}
-			b = appendString(b, fScopeSpansSchemaURL, g.scope.SchemaURL)
-			b = endMessage(b, at)
-		}
-		if res != nil {
-			b = appendString(b, fResourceSpansSchemaURL, res.SchemaURL())
-		}
-		ends = append(ends, len(b))
+	if w.res != nil {
+		b = appendTag(b, fResourceSpansResource, protowire.BytesType)
+		b = appendLenBytes(b, w.resWire)
+	}
+	var at int
+	b, at = beginMessage(b, fResourceSpansScopeSpans)
+	if w.hasScope {
+		b = appendTag(b, fScopeSpansScope, protowire.BytesType)
+		b = appendLenBytes(b, w.scopeWire)
+	}
+	b = append(b, spans...)
+	b = appendString(b, fScopeSpansSchemaURL, w.scope.SchemaURL)
+	b = endMessage(b, at)
+	if w.res != nil {
+		b = appendString(b, fResourceSpansSchemaURL, w.res.SchemaURL())
 	}
 	w.buf = b
-	for len(w.out) < len(ends) {
-		w.out = append(w.out, new(tracepb.ResourceSpans))
-	}
-	out := w.out[:len(ends)]
-	from := 0
-	for i, end := range ends {
-		out[i].ProtoReflect().SetUnknown(protoreflect.RawFields(b[from:end:end]))
-		from = end
-	}
-	return out
+	w.out[0].ProtoReflect().SetUnknown(protoreflect.RawFields(b))
+	return w.out[:]
 }
 
 // release forgets the last batch's encoding (the buffer is kept).
 func (w *wireEncoder) release() {
-	for _, rs := range w.out {
-		rs.ProtoReflect().SetUnknown(nil)
-	}
-	for i := range w.groups {
-		clear(w.groups[i].spans)
-	}
+	w.out[0].ProtoReflect().SetUnknown(nil)
 }
 
-// resourceWire is the encoding of res's Resource message, computed once
-// while res stays the same.
-func (w *wireEncoder) resourceWire(res *resource.Resource) []byte {
-	if res == nil {
-		return nil
-	}
-	if res != w.res {
-		wire, err := proto.Marshal(&resourcepb.Resource{Attributes: keyValuesOf(res.Attributes())})
-		if err != nil {
-			wire = nil // a Resource of scalar attributes always marshals
-		}
-		w.res, w.resWire = res, wire
-	}
-	return w.resWire
-}
-
-// scopeWire is the encoding of scope's InstrumentationScope message,
-// computed once while scope stays the same.
-func (w *wireEncoder) scopeWire(scope instrumentation.Scope) []byte {
-	if !w.hasScope || scope != w.scope {
-		wire, err := proto.Marshal(&commonpb.InstrumentationScope{Name: scope.Name, Version: scope.Version, Attributes: keyValuesOf(scope.Attributes.ToSlice())})
-		if err != nil {
-			wire = nil
-		}
-		w.scope, w.scopeWir, w.hasScope = scope, wire, true
-	}
-	return w.scopeWir
+// appendSpanField appends s as a span of a ScopeSpans message: the
+// field's tag and length and s's Span message.
+func appendSpanField(b []byte, s finished) []byte {
+	var at int
+	b, at = beginMessage(b, fScopeSpansSpans)
+	b = appendSpan(b, s)
+	return endMessage(b, at)
 }
 
 // appendSpan appends the fields of s's Span message.

@@ -12,8 +12,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/sdk/instrumentation"
-	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/embedded"
@@ -25,6 +23,9 @@ const (
 	maxSpanEvents     = 128 // events per span (the oldest are dropped)
 	maxSpanLinks      = 128 // links per span (the oldest are dropped)
 	maxItemAttributes = 128 // attributes per event or link
+
+	// maxKeptWire bounds the encoding buffer a recycled span keeps.
+	maxKeptWire = 4 << 10
 )
 
 // recorder is herald's trace.Tracer: it
@@ -36,9 +37,9 @@ const (
 // It exists for speed. The SDK's tracer allocates a span, a snapshot of
 // it when it ends and its attributes apart (some 1.5 kB in four objects
 // per span), and takes a lock for every ID; a notify records three spans.
-// A recorder span is one object, exported as it is once ended and then
-// recycled (callers hold a spanRef of it), and its IDs come from
-// math/rand/v2's lock-free generator. What reaches
+// A recorder span is one object, encoded for the export queue as it
+// ends and recycled at once (callers hold a spanRef of it), and its IDs
+// come from math/rand/v2's lock-free generator. What reaches
 // the collector is the same (TestRecorderMatchesSDK): names, kinds,
 // parents, attributes (deduplicated, the last value of a key winning),
 // events (RecordError's exception events, a panic's), links, statuses,
@@ -48,8 +49,6 @@ type recorder struct {
 	embedded.Tracer
 
 	sampler sdktrace.Sampler
-	res     *resource.Resource
-	scope   instrumentation.Scope
 	queue   *spanQueue
 	spans   sync.Pool // *span, recycled
 }
@@ -182,16 +181,17 @@ func (r *recorder) start(ctx context.Context, name string, kind trace.SpanKind, 
 	return trace.ContextWithSpan(ctx, h), h
 }
 
-// span is a span of the recorder, recycled once exported (or dropped):
-// what holds it is a spanRef of one generation of it, so that a span
-// context or a trace.Span kept past the export reads and writes nothing
-// of the span's next use. Once ended it changes no more, and the export
-// reads it without the lock.
+// span is a span of the recorder, recycled once ended (and encoded for
+// the export): what holds it is a spanRef of one generation of it, so
+// that a span context or a trace.Span kept past its end reads and
+// writes nothing of the span's next use. Once ended it changes no more,
+// and its encoding reads it without the lock.
 type span struct {
 	r      *recorder // whose pool it is in: the same in every use
 	mu     sync.Mutex
 	gen    uint64                // the current use; spanRefs of an earlier one are stale
 	inline [6]attribute.KeyValue // attrs' storage while it fits
+	wire   []byte                // its encoding, when it ends (kept for the next use)
 	spanData
 }
 
@@ -218,8 +218,8 @@ type spanData struct {
 }
 
 // recycle ends this use of s and puts it back in its recorder's pool:
-// its spanRefs are stale from now on. Called once s is exported (or
-// not to be).
+// its spanRefs are stale from now on. Called once s ended and, if
+// sampled, was encoded for the export.
 func (s *span) recycle() {
 	r := s.r
 	s.mu.Lock()
@@ -286,9 +286,14 @@ func (h *spanRef) End(options ...trace.SpanEndOption) {
 		s.linkHead = 0
 	}
 	s.mu.Unlock()
-	if !s.sc.IsSampled() || !s.r.queue.enqueue(s) {
-		s.recycle()
+	if s.sc.IsSampled() {
+		s.wire = appendSpanField(s.wire[:0], s)
+		s.r.queue.enqueue(s.wire)
+		if cap(s.wire) > maxKeptWire {
+			s.wire = nil
+		}
 	}
+	s.recycle()
 }
 
 // AddEvent implements trace.Span.
@@ -476,12 +481,6 @@ func (s *span) DroppedLinks() int { return s.droppedLinks }
 
 // DroppedEvents is the number of events dropped.
 func (s *span) DroppedEvents() int { return s.droppedEvents }
-
-// Resource is the recorder's resource.
-func (s *span) Resource() *resource.Resource { return s.r.res }
-
-// InstrumentationScope is the recorder's scope.
-func (s *span) InstrumentationScope() instrumentation.Scope { return s.r.scope }
 
 // nonRecording is a span the sampler dropped: it records nothing and
 // carries its span context, so that the trace continues downstream.

@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -23,39 +24,55 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// kept is an exporter that keeps copies of what it is given (the
-// recorder recycles its spans once exported).
+// testRes and testScope are the resource and scope of the recorder
+// tests' spans, as the SDK's tracer they are compared with has them.
+var (
+	testRes   = resource.NewSchemaless(attribute.String("service.name", "herald"))
+	testScope = instrumentation.Scope{Name: scopeName, Version: "v-test"}
+)
+
+// kept is an exporter that keeps the spans it is given, decoded from
+// the request it would send (spans of testRes and testScope).
 type kept struct {
 	mu    sync.Mutex
-	spans []finished
+	enc   *wireEncoder
+	spans []*tracepb.Span
+	err   error
 }
 
 // Export implements exporter.
-func (k *kept) Export(_ context.Context, spans []finished) error {
+func (k *kept) Export(_ context.Context, spans []byte) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	for _, s := range spans {
-		k.spans = append(k.spans, snapshot(s))
+	if k.enc == nil {
+		k.enc = newWireEncoder(testRes, testScope)
+	}
+	rs, err := decodeRequest(k.enc.encode(spans))
+	k.enc.release()
+	if err != nil {
+		k.err = err
+		return err
+	}
+	for _, r := range rs {
+		if !proto.Equal(r.Resource, rs[0].Resource) || len(r.ScopeSpans) != 1 {
+			k.err = fmt.Errorf("a request of several resources or scopes: %v", rs)
+		}
+		k.spans = append(k.spans, r.ScopeSpans[0].Spans...)
 	}
 	return nil
-}
-
-// snapshot is a copy of s.
-func snapshot(s finished) finished {
-	return tracetest.SpanStub{Name: s.Name(), SpanContext: s.SpanContext(), Parent: s.Parent(), SpanKind: s.SpanKind(),
-		StartTime: s.StartTime(), EndTime: s.EndTime(), Attributes: slices.Clone(s.Attributes()),
-		Events: slices.Clone(s.Events()), Links: slices.Clone(s.Links()), Status: s.Status(),
-		DroppedAttributes: s.DroppedAttributes(), DroppedEvents: s.DroppedEvents(), DroppedLinks: s.DroppedLinks(),
-		Resource: s.Resource(), InstrumentationScope: s.InstrumentationScope()}.Snapshot()
 }
 
 // Shutdown implements exporter.
 func (k *kept) Shutdown(context.Context) error { return nil }
 
 // take returns the spans kept so far and forgets them.
-func (k *kept) take() []finished {
+func (k *kept) take(t *testing.T) []*tracepb.Span {
+	t.Helper()
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.err != nil {
+		t.Fatal(k.err)
+	}
 	s := k.spans
 	k.spans = nil
 	return s
@@ -67,8 +84,7 @@ func newRecorder(t *testing.T, ratio float64, k *kept) (*recorder, func()) {
 	t.Helper()
 	q := newSpanQueue(k, spanQueueOptions{interval: time.Hour})
 	t.Cleanup(func() { _ = q.Shutdown(context.Background()) })
-	r := &recorder{sampler: newParentRatio(ratio), queue: q,
-		res: resource.NewSchemaless(attribute.String("service.name", "herald")), scope: instrumentation.Scope{Name: scopeName, Version: "v-test"}}
+	r := &recorder{sampler: newParentRatio(ratio), queue: q}
 	return r, func() {
 		if err := q.ForceFlush(t.Context()); err != nil {
 			t.Fatal(err)
@@ -190,40 +206,32 @@ func normalise(t *testing.T, spans []*tracepb.Span) {
 // normalised; the trace context herald formats for the notification is
 // the same.
 func TestRecorderMatchesSDK(t *testing.T) {
-	res := resource.NewSchemaless(attribute.String("service.name", "herald"))
 	mem := tracetest.NewInMemoryExporter()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSyncer(mem),
+	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(testRes), sdktrace.WithSyncer(mem),
 		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(1))))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	exercise(newTracerOf(tp.Tracer(scopeName, trace.WithInstrumentationVersion("v-test"))))
-	var want []finished
-	for _, s := range mem.GetSpans().Snapshots() {
-		want = append(want, s)
+	exercise(newTracerOf(tp.Tracer(testScope.Name, trace.WithInstrumentationVersion(testScope.Version))))
+	snaps := mem.GetSpans().Snapshots()
+	if len(snaps) == 0 || !snaps[0].Resource().Equal(testRes) || snaps[0].InstrumentationScope() != testScope {
+		t.Fatalf("the SDK's spans are not of the recorder's resource and scope (%d spans)", len(snaps))
 	}
+	want := decoded(t, testRes, testScope, asFinished(snaps)).ScopeSpans[0].Spans
 
 	k := &kept{}
 	r, flush := newRecorder(t, 1, k)
-	// Twice: the second time on the spans the first one's export
-	// recycled.
+	// Twice: the second time on the spans the first one recycled.
 	for run := range 2 {
 		exercise(newTracerOf(r))
 		flush()
-		compareSpans(t, fmt.Sprintf("run %d", run), want, k.take())
+		compareSpans(t, fmt.Sprintf("run %d", run), want, k.take(t))
 	}
 }
 
 // compareSpans compares what the recorder exported (got) with what the
 // SDK did (want), span for span, once normalised.
-func compareSpans(t *testing.T, run string, want, got []finished) {
+func compareSpans(t *testing.T, run string, want, got []*tracepb.Span) {
 	t.Helper()
-	w, g := decoded(t, want), decoded(t, got)
-	if len(w) != 1 || len(g) != 1 || len(w[0].ScopeSpans) != 1 || len(g[0].ScopeSpans) != 1 {
-		t.Fatalf("%s: resource and scope groups: SDK %d, recorder %d", run, len(w), len(g))
-	}
-	if !proto.Equal(w[0].Resource, g[0].Resource) || !proto.Equal(w[0].ScopeSpans[0].Scope, g[0].ScopeSpans[0].Scope) {
-		t.Fatalf("%s: resource or scope differ:\n%v\n%v", run, w[0], g[0])
-	}
-	ws, gs := w[0].ScopeSpans[0].Spans, g[0].ScopeSpans[0].Spans
+	ws, gs := cloneSpans(want), cloneSpans(got)
 	if len(ws) != 11 || len(gs) != len(ws) {
 		t.Fatalf("%s: the recorder exported %d spans, the SDK %d, want 11", run, len(gs), len(ws))
 	}
@@ -240,6 +248,15 @@ func compareSpans(t *testing.T, run string, want, got []finished) {
 	}
 }
 
+// cloneSpans is a deep copy of spans.
+func cloneSpans(spans []*tracepb.Span) []*tracepb.Span {
+	out := make([]*tracepb.Span, len(spans))
+	for i, s := range spans {
+		out[i] = proto.CloneOf(s)
+	}
+	return out
+}
+
 // TestRecorderStaleSpan: a trace.Span (and a context holding it) kept
 // past its span's export changes nothing of the recycled span, reports
 // that it does not record, and keeps its span context; a span dropped
@@ -251,13 +268,13 @@ func TestRecorderStaleSpan(t *testing.T) {
 	sc := held.SpanContext()
 	ref := held.(*spanRef)
 	held.End()
-	flush()
-	if got := k.take(); len(got) != 1 || got[0].Name() != "first" || len(got[0].Attributes()) != 1 {
-		t.Fatalf("exported %v, want the first span with its attribute", got)
-	}
 	s := ref.s
 	if s.gen != ref.gen+1 || s.name != "" || s.attrs != nil {
-		t.Fatalf("after its export the span is at generation %d (ref %d), name %q, attributes %v; want recycled", s.gen, ref.gen, s.name, s.attrs)
+		t.Fatalf("once ended the span is at generation %d (ref %d), name %q, attributes %v; want recycled", s.gen, ref.gen, s.name, s.attrs)
+	}
+	flush()
+	if got := k.take(t); len(got) != 1 || got[0].Name != "first" || len(got[0].Attributes) != 1 {
+		t.Fatalf("exported %v, want the first span with its attribute", got)
 	}
 	held.SetAttributes(attribute.String("stale", "x"))
 	held.SetName("stale")
@@ -269,6 +286,10 @@ func TestRecorderStaleSpan(t *testing.T) {
 	if s.gen != ref.gen+1 || s.name != "" || s.attrs != nil || s.events != nil || s.links != nil || s.status.Code != codes.Unset || s.ended {
 		t.Errorf("a stale span wrote into the recycled one: %+v", s.spanData)
 	}
+	flush()
+	if got := k.take(t); len(got) != 0 {
+		t.Errorf("a stale span's End exported %v", got)
+	}
 	if _, s := held.TracerProvider().Tracer("again").Start(context.Background(), "after"); !s.IsRecording() {
 		t.Error("the tracer of a stale span does not record")
 	}
@@ -276,11 +297,11 @@ func TestRecorderStaleSpan(t *testing.T) {
 		t.Errorf("stale span: recording %v, span context %v (context %v), want %v", held.IsRecording(), held.SpanContext(), trace.SpanContextFromContext(ctx), sc)
 	}
 
-	full := &spanRef{s: &span{r: &recorder{queue: &spanQueue{q: make(chan finished)}}}}
+	full := &spanRef{s: &span{r: &recorder{queue: &spanQueue{full: make(chan struct{}, 1)}}}}
 	full.s.sc = sc
 	full.End()
-	if full.s.gen != 1 || full.s.sc.IsValid() {
-		t.Errorf("a span the full queue dropped is at generation %d, want recycled", full.s.gen)
+	if full.s.gen != 1 || full.s.sc.IsValid() || full.s.r.queue.dropped.Load() != 1 {
+		t.Errorf("a span the full queue dropped is at generation %d (dropped %d), want recycled", full.s.gen, full.s.r.queue.dropped.Load())
 	}
 }
 
@@ -346,8 +367,8 @@ func TestRecorderSampling(t *testing.T) {
 	unsampled.Done("forecast@3", nil)
 
 	flush()
-	got := k.take()
-	if len(got) != 1 || got[0].Name() != "publish forecast" || got[0].Parent().SpanID().String() != "b7ad6b7169203331" {
+	got := k.take(t)
+	if len(got) != 1 || got[0].Name != "publish forecast" || hex.EncodeToString(got[0].ParentSpanId) != "b7ad6b7169203331" {
 		t.Fatalf("exported %d spans, want the sampled parent's publish span alone", len(got))
 	}
 }
@@ -380,31 +401,63 @@ func TestRecorderConcurrentSpan(t *testing.T) {
 	ends.Wait()
 	s.SetAttributes(attribute.String("late", "x"))
 	flush()
-	got := k.take()
+	got := k.take(t)
 	if len(got) != 1 {
 		t.Fatalf("exported %d times, want once", len(got))
 	}
 	sp := got[0]
-	if len(sp.Attributes()) != 80 || len(sp.Links()) != 80 || len(sp.Events()) != 80 || sp.Status().Code != codes.Error {
-		t.Errorf("%d attributes, %d links, %d events, status %v; want 80, 80, 80, error", len(sp.Attributes()), len(sp.Links()), len(sp.Events()), sp.Status())
+	if len(sp.Attributes) != 80 || len(sp.Links) != 80 || len(sp.Events) != 80 || sp.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR {
+		t.Errorf("%d attributes, %d links, %d events, status %v; want 80, 80, 80, error", len(sp.Attributes), len(sp.Links), len(sp.Events), sp.Status)
 	}
 }
 
-// TestSpanQueueTake: the queue's batches are at most a batch's worth;
-// a whole batch is taken only when one waits (what the queue exports
-// on its "full" signal), any rest otherwise (on its tick and flush).
+// TestSpanQueueTake: the queue holds copies of the spans it is given,
+// up to its size (the rest dropped and counted); a take on the "full"
+// signal (whole) moves out whole batches' worth only, none while less
+// than a batch waits, and one on a tick or a flush moves out the rest;
+// the spans taken no longer count against the size, and the buffers
+// handed back are reused.
 func TestSpanQueueTake(t *testing.T) {
-	q := &spanQueue{q: make(chan finished, 8), batchAt: 4}
-	for range 7 {
-		q.q <- tracetest.SpanStub{Name: "s"}.Snapshot()
+	q := &spanQueue{size: 8, batchAt: 4, full: make(chan struct{}, 1)}
+	span := []byte{0}
+	enqueue := func(from, to byte) {
+		for b := from; b < to; b++ {
+			span[0] = b
+			q.enqueue(span)
+		}
 	}
-	var batch []finished
+	enqueue(0, 10) // 8 wait, 2 are dropped
+	if q.dropped.Load() != 2 || len(q.full) != 1 {
+		t.Fatalf("dropped %d, full signals %d; want 2 and 1", q.dropped.Load(), len(q.full))
+	}
+	span[0] = 99 // the queue keeps copies
+	seq := func(from, to byte) string {
+		var b []byte
+		for i := from; i < to; i++ {
+			b = append(b, i)
+		}
+		return fmt.Sprint(b)
+	}
 	for i, step := range []struct {
 		whole bool
-		want  int
-	}{{true, 4}, {true, 0}, {false, 3}, {false, 0}} {
-		if batch = q.take(batch[:0], step.whole); len(batch) != step.want {
-			t.Errorf("take %d (whole %v): %d spans, want %d", i, step.whole, len(batch), step.want)
+		add   [2]byte // the spans enqueued before the take
+		want  string
+		ends  string
+	}{
+		{whole: true, want: seq(0, 8), ends: "[1 2 3 4 5 6 7 8]"},
+		{whole: true, add: [2]byte{10, 15}, want: seq(10, 14), ends: "[1 2 3 4]"},
+		{whole: true, want: "[]", ends: "[]"},
+		{whole: false, add: [2]byte{15, 16}, want: seq(14, 16), ends: "[1 2]"},
+		{whole: false, want: "[]", ends: "[]"},
+	} {
+		enqueue(step.add[0], step.add[1])
+		buf, ends := q.take(step.whole)
+		if fmt.Sprint([]byte(buf)) != step.want || fmt.Sprint(ends) != step.ends {
+			t.Errorf("take %d (whole %v): %v ending at %v; want %s ending at %s", i, step.whole, []byte(buf), ends, step.want, step.ends)
 		}
+		q.giveBack(buf, ends)
+	}
+	if q.dropped.Load() != 2 || len(q.ends) != 0 || cap(q.buf) == 0 {
+		t.Errorf("dropped %d, %d waiting, buffer capacity %d; want 2, none, a reused buffer", q.dropped.Load(), len(q.ends), cap(q.buf))
 	}
 }

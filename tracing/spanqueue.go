@@ -25,9 +25,11 @@ type spanQueueOptions struct {
 	target   string
 }
 
-// exporter sends a batch of spans (spanExporter).
+// exporter sends a batch of encoded spans (spanExporter): each span's
+// Span message as a field of ScopeSpans (appendSpanField), one after
+// the other, all of one resource and instrumentation scope.
 type exporter interface {
-	Export(ctx context.Context, spans []finished) error
+	Export(ctx context.Context, spans []byte) error
 	Shutdown(ctx context.Context) error
 }
 
@@ -35,14 +37,18 @@ type exporter interface {
 // that a finished span enters without ever waiting (when it is full the
 // span is dropped and counted) and a goroutine that exports it in
 // batches of up to 512, every interval or as soon as a batch's worth
-// waits. The SDK's batch
-// processor drops in the same way but does not say how many, which
-// /metrics must.
+// waits. The SDK's batch processor drops in the same way but does not
+// say how many, which /metrics must.
+//
+// A span enters encoded (the recorder encodes it as it ends, while it
+// is in the cache, and reuses it at once), so that what waits is bytes
+// the collector takes as they are, with no pointer for the garbage
+// collector to follow.
 type spanQueue struct {
 	exp      exporter
-	q        chan finished
-	full     chan struct{} // a batch's worth waits
+	size     int // the most spans that wait
 	batchAt  int
+	full     chan struct{} // a batch's worth waits
 	flush    chan chan struct{}
 	stop     chan struct{}
 	done     chan struct{}
@@ -51,6 +57,12 @@ type spanQueue struct {
 	timeout  time.Duration
 	log      *slog.Logger
 	target   string
+
+	mu        sync.Mutex
+	buf       []byte // the spans waiting, one after the other
+	ends      []int  // where each waiting span ends in buf
+	spare     []byte // buf of the last export, for the next take
+	spareEnds []int
 
 	dropped  atomic.Uint64
 	failed   atomic.Uint64
@@ -72,60 +84,50 @@ func newSpanQueue(exp exporter, o spanQueueOptions) *spanQueue {
 	if o.log == nil {
 		o.log = slog.New(slog.DiscardHandler)
 	}
-	q := &spanQueue{exp: exp, q: make(chan finished, o.size), full: make(chan struct{}, 1), batchAt: min(o.size, spanBatch), flush: make(chan chan struct{}),
+	q := &spanQueue{exp: exp, size: o.size, batchAt: min(o.size, spanBatch), full: make(chan struct{}, 1), flush: make(chan chan struct{}),
 		stop: make(chan struct{}), done: make(chan struct{}), interval: o.interval, timeout: o.timeout, log: o.log, target: o.target}
 	go q.run()
 	return q
 }
 
-// enqueue queues an ended span, or drops it when the queue is full
-// (false); it never waits.
-func (q *spanQueue) enqueue(s finished) bool {
-	select {
-	case q.q <- s:
-		if len(q.q) >= q.batchAt {
-			select {
-			case q.full <- struct{}{}:
-			default:
-			}
-		}
-		return true
-	default:
+// enqueue queues a copy of an ended span's encoding, or drops it when
+// the queue is full (false); it never waits.
+func (q *spanQueue) enqueue(span []byte) bool {
+	q.mu.Lock()
+	if len(q.ends) >= q.size {
+		q.mu.Unlock()
 		q.dropped.Add(1)
 		return false
 	}
+	q.buf = append(q.buf, span...)
+	q.ends = append(q.ends, len(q.buf))
+	n := len(q.ends)
+	q.mu.Unlock()
+	if n >= q.batchAt {
+		select {
+		case q.full <- struct{}{}:
+		default:
+		}
+	}
+	return true
 }
-
-// recyclable is a span that can be reused once exported (the
-// recorder's).
-type recyclable interface{ recycle() }
 
 // run exports the queue's spans in batches until Shutdown: at each
 // interval, when a batch's worth waits, on ForceFlush and on Shutdown.
-// Spans wait in the channel itself (not in a batch being filled), so
-// that the channel's capacity is the bound on spans waiting.
 func (q *spanQueue) run() {
 	defer close(q.done)
 	tick := time.NewTicker(q.interval)
 	defer tick.Stop()
-	batch := make([]finished, 0, q.batchAt)
 	// drain exports what is queued now, a batch at a time (whole: only
-	// whole batches). The exporter is done with a batch's spans when it
-	// returns, so they are recycled.
+	// whole batches), and hands the buffers back.
 	drain := func(whole bool) {
-		for {
-			batch = q.take(batch[:0], whole)
-			if len(batch) == 0 {
-				return
-			}
-			q.export(batch)
-			for _, s := range batch {
-				if r, ok := s.(recyclable); ok {
-					r.recycle()
-				}
-			}
-			clear(batch)
+		buf, ends := q.take(whole)
+		for i, from := 0, 0; i < len(ends); {
+			j := min(i+q.batchAt, len(ends))
+			q.export(buf[from:ends[j-1]], j-i)
+			i, from = j, ends[j-1]
 		}
+		q.giveBack(buf, ends)
 	}
 	for {
 		select {
@@ -143,37 +145,57 @@ func (q *spanQueue) run() {
 	}
 }
 
-// take appends the next batch of queued spans to batch: up to a batch's
-// worth, none when whole and less than that waits (so that a busy queue
-// sends full requests; the rest goes at the next signal or tick).
-func (q *spanQueue) take(batch []finished, whole bool) []finished {
-	if whole && len(q.q) < q.batchAt {
-		return batch
+// take moves the waiting spans out of the queue and returns them, with
+// where each ends: all of them, or when whole only whole batches' worth
+// (none when less than a batch waits), so that a busy queue sends full
+// requests and the rest goes at the next signal or tick. The spans
+// taken no longer count against the queue's size.
+func (q *spanQueue) take(whole bool) (buf []byte, ends []int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := len(q.ends)
+	if whole {
+		n -= n % q.batchAt
 	}
-	for len(batch) < q.batchAt {
-		select {
-		case s := <-q.q:
-			batch = append(batch, s)
-		default:
-			return batch
-		}
+	if n == 0 {
+		return nil, nil
 	}
-	return batch
+	buf, ends = q.buf, q.ends
+	end := ends[n-1]
+	// What stays moves to the spare buffers, which become the queue's.
+	rest, restEnds := q.spare[:0], q.spareEnds[:0]
+	rest = append(rest, buf[end:]...)
+	for _, e := range ends[n:] {
+		restEnds = append(restEnds, e-end)
+	}
+	q.buf, q.ends, q.spare, q.spareEnds = rest, restEnds, nil, nil
+	return buf[:end], ends[:n]
 }
 
-// export sends one batch, bounded by the timeout; a failure is counted
+// giveBack hands the buffers take returned back, once exported, for
+// the next take.
+func (q *spanQueue) giveBack(buf []byte, ends []int) {
+	if buf == nil {
+		return
+	}
+	q.mu.Lock()
+	q.spare, q.spareEnds = buf[:0], ends[:0]
+	q.mu.Unlock()
+}
+
+// export sends one batch of n spans, bounded by the timeout; a failure is counted
 // and said on the diagnostics log (once, then again on recovery).
-func (q *spanQueue) export(batch []finished) {
+func (q *spanQueue) export(spans []byte, n int) {
 	ctx, cancel := context.WithTimeout(context.Background(), q.timeout)
 	defer cancel()
-	if err := q.exp.Export(ctx, batch); err != nil {
+	if err := q.exp.Export(ctx, spans); err != nil {
 		q.failed.Add(1)
 		if !q.failing.Swap(true) {
-			q.log.Warn("OTLP span export failed; the spans of the batch are dropped", "endpoint", q.target, "spans", len(batch), "error", err.Error())
+			q.log.Warn("OTLP span export failed; the spans of the batch are dropped", "endpoint", q.target, "spans", n, "error", err.Error())
 		}
 		return
 	}
-	q.exported.Add(uint64(len(batch)))
+	q.exported.Add(uint64(n))
 	if q.failing.Swap(false) {
 		q.log.Info("OTLP span export recovered", "endpoint", q.target)
 	}

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
+	"go.opentelemetry.io/otel/sdk/resource"
 )
 
 // TraceExport is where spans are exported, and which.
@@ -32,7 +33,8 @@ func newTracer(ctx context.Context, t *Telemetry, e TraceExport, opts Options) e
 	if err != nil {
 		return err
 	}
-	exp, err := newSpanExporter(ctx, e, opts.ExportTimeout)
+	scope := instrumentation.Scope{Name: scopeName, Version: opts.Version}
+	exp, err := newSpanExporter(ctx, e, opts.ExportTimeout, res, scope)
 	if err != nil {
 		return err
 	}
@@ -46,17 +48,16 @@ func newTracer(ctx context.Context, t *Telemetry, e TraceExport, opts Options) e
 	t.spans = q
 	t.tracer = newTracerOf(&recorder{
 		sampler: newParentRatio(e.SampleRatio),
-		res:     res,
-		scope:   instrumentation.Scope{Name: scopeName, Version: opts.Version},
 		queue:   q,
 	})
 	return nil
 }
 
-// newSpanExporter builds the OTLP span exporter of e, without retries
-// (a batch the collector refuses is counted and dropped): the SDK's
-// OTLP client with herald's conversion of spans (spanExporter).
-func newSpanExporter(ctx context.Context, e TraceExport, timeout time.Duration) (*spanExporter, error) {
+// newSpanExporter builds the OTLP exporter of e for the spans of res
+// and scope, without retries (a batch the collector refuses is counted
+// and dropped): the SDK's OTLP client with herald's encoding of spans
+// (spanExporter).
+func newSpanExporter(ctx context.Context, e TraceExport, timeout time.Duration, res *resource.Resource, scope instrumentation.Scope) (*spanExporter, error) {
 	u, err := url.Parse(e.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("tracing: endpoint %q is not an http(s) URL with a host", e.URL)
@@ -68,13 +69,13 @@ func newSpanExporter(ctx context.Context, e TraceExport, timeout time.Duration) 
 		if timeout > 0 {
 			opts = append(opts, otlptracegrpc.WithTimeout(timeout))
 		}
-		exp, err = newOTLPExporter(ctx, otlptracegrpc.NewClient(opts...))
+		exp, err = newOTLPExporter(ctx, otlptracegrpc.NewClient(opts...), res, scope)
 	case ProtocolHTTP:
 		opts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(e.URL), otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false})}
 		if timeout > 0 {
 			opts = append(opts, otlptracehttp.WithTimeout(timeout))
 		}
-		exp, err = newOTLPExporter(ctx, otlptracehttp.NewClient(opts...))
+		exp, err = newOTLPExporter(ctx, otlptracehttp.NewClient(opts...), res, scope)
 	default:
 		return nil, fmt.Errorf("tracing: protocol %q: use %q or %q", e.Protocol, ProtocolGRPC, ProtocolHTTP)
 	}
