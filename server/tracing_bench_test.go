@@ -30,6 +30,10 @@ const (
 	tracingBenchParent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 )
 
+// controlRatio, given to newSampledBench for a ratio, makes the control
+// pair of BenchmarkNotifyTracing: both heralds untraced.
+const controlRatio = -1
+
 // tracingBench is a pair of heralds alike but for tracing, off ([0])
 // and on ([1], at 100 % sampling), each served over loopback HTTP.
 type tracingBench struct {
@@ -54,12 +58,17 @@ func newTracingBench(tb testing.TB, backend string, conns int) *tracingBench {
 
 // newSampledBench is newTracingBench with the traced herald sampling
 // ratio of new traces; below 1 the notifies carry no traceparent, so
-// that herald starts (and samples) their traces itself.
+// that herald starts (and samples) their traces itself. A ratio of
+// controlRatio makes the control pair: both heralds untraced.
 func newSampledBench(tb testing.TB, backend string, conns int, ratio float64) *tracingBench {
 	tb.Helper()
 	t := &tracingBench{c: tracingtest.StartDiscard(tb), parent: tracingBenchParent}
 	if ratio < 1 {
 		t.parent = ""
+	}
+	control := ratio == controlRatio
+	if control {
+		t.parent, ratio = tracingBenchParent, 1
 	}
 	tel, err := tracing.New(context.Background(), tracing.Options{Version: "bench",
 		Traces: &tracing.TraceExport{Protocol: tracing.ProtocolHTTP, URL: t.c.Endpoint() + "/v1/traces", SampleRatio: ratio, MaxQueueSize: 1 << 16}})
@@ -68,7 +77,11 @@ func newSampledBench(tb testing.TB, backend string, conns int, ratio float64) *t
 	}
 	tb.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
 	t.tel = tel
-	for i, tr := range []*tracing.Tracer{nil, tel.Tracer()} {
+	tracers := []*tracing.Tracer{nil, tel.Tracer()}
+	if control {
+		tracers[1] = nil
+	}
+	for i, tr := range tracers {
 		yaml := benchConfig(0)
 		if backend == "jetstream" {
 			yaml = strings.Replace(yaml, "notification_backend: {kind: in_memory}",
@@ -200,6 +213,12 @@ func median(ds []time.Duration) float64 {
 // the traces herald starts (tracing.sample_ratio 0.1): what tracing
 // costs as a deployment would usually run it (spans/notify about 0.3).
 //
+// The -control variants are the measurement's control: both heralds of
+// the pair untraced, the notifies as at 100 %. Their ratios are 1 but
+// for the noise of the measurement (0.98-1.03 over 200 rounds on the
+// 2-core machine of BENCHMARKS.md), which bounds what a difference in
+// the other variants' ratios means.
+//
 // memory-inprocess is the in-memory engine without HTTP: the router
 // serving one notify at a time in process (httptest), alternately on
 // each herald, medians of single notifies; it shows the cost of tracing
@@ -215,6 +234,11 @@ func BenchmarkNotifyTracing(b *testing.B) {
 	for _, backend := range []string{"memory", "jetstream"} {
 		b.Run(backend+"-http-c16-sampled-10pct", func(b *testing.B) {
 			benchSampledHTTP(b, newSampledBench(b, backend, 16, 0.1), 16)
+		})
+	}
+	for _, conc := range []int{1, 16} {
+		b.Run(fmt.Sprintf("memory-http-c%d-control", conc), func(b *testing.B) {
+			benchSampledHTTP(b, newSampledBench(b, "memory", conc, controlRatio), conc)
 		})
 	}
 	b.Run("memory-inprocess", benchTracingInProcess)
