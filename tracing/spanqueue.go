@@ -14,6 +14,10 @@ const (
 	defaultSpanInterval = time.Second
 	defaultSpanTimeout  = 10 * time.Second
 	spanBatch           = 512
+
+	// maxSpareBytes bounds the buffer the queue keeps for its next
+	// take: some four batches of herald's spans.
+	maxSpareBytes = 1 << 19
 )
 
 // spanQueueOptions configure a spanQueue.
@@ -173,9 +177,9 @@ func (q *spanQueue) take(whole bool) (buf []byte, ends []int) {
 }
 
 // giveBack hands the buffers take returned back, once exported, for
-// the next take.
+// the next take; a buffer grown past maxSpareBytes by a burst is let go.
 func (q *spanQueue) giveBack(buf []byte, ends []int) {
-	if buf == nil {
+	if buf == nil || cap(buf) > maxSpareBytes {
 		return
 	}
 	q.mu.Lock()
