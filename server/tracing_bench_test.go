@@ -43,6 +43,17 @@ type tracingBench struct {
 	servers [2]*server.Server
 	urls    [2]string
 	clients [2]*http.Client
+	ext     *extClient // the client process, when the clients run in one
+}
+
+// phaseResult is what a phase measured.
+type phaseResult struct {
+	wall time.Duration
+	// cpu is the CPU time this process used: the heralds, the collector
+	// and, unless they run in a process of their own, the clients.
+	cpu time.Duration
+	// clientCPU is the client process's CPU time, when there is one.
+	clientCPU time.Duration
 }
 
 // newTracingBench starts the pair on backend ("memory" or "jetstream":
@@ -102,7 +113,7 @@ func newSampledBench(tb testing.TB, backend string, conns int, ratio float64) *t
 		}
 		hs := srv.HTTPServer()
 		go func() { _ = hs.Serve(ln) }()
-		c := &http.Client{Transport: &http.Transport{MaxIdleConns: conns, MaxIdleConnsPerHost: conns}}
+		c := newBenchHTTPClient(conns)
 		tb.Cleanup(func() {
 			c.CloseIdleConnections()
 			_ = hs.Close()
@@ -139,15 +150,29 @@ func (t *tracingBench) notify(i int) error {
 }
 
 // phase posts n notifies to herald i from conc clients at once (n/conc
-// each, one after the other) and returns how long they took and the CPU
-// time the process used meanwhile.
-func (t *tracingBench) phase(i, conc, n int) (wall, cpu time.Duration, err error) {
-	var wg sync.WaitGroup
-	errs := make([]error, conc)
+// each, one after the other), in this process or in t's client process,
+// and returns how long they took and the CPU time used meanwhile.
+func (t *tracingBench) phase(i, conc, n int) (phaseResult, error) {
 	cpu0, err := processCPU()
 	if err != nil {
-		return 0, 0, err
+		return phaseResult{}, err
 	}
+	var r phaseResult
+	if t.ext != nil {
+		r.wall, r.clientCPU, err = t.ext.phase(i, n)
+	} else {
+		r.wall, err = t.post(i, conc, n)
+	}
+	cpu1, cerr := processCPU()
+	r.cpu = cpu1 - cpu0
+	return r, errors.Join(err, cerr)
+}
+
+// post posts n notifies to herald i from conc clients at once (n/conc
+// each, one after the other) and returns how long they took.
+func (t *tracingBench) post(i, conc, n int) (time.Duration, error) {
+	var wg sync.WaitGroup
+	errs := make([]error, conc)
 	start := time.Now()
 	for w := range conc {
 		wg.Go(func() {
@@ -160,9 +185,7 @@ func (t *tracingBench) phase(i, conc, n int) (wall, cpu time.Duration, err error
 		})
 	}
 	wg.Wait()
-	wall = time.Since(start)
-	cpu1, err := processCPU()
-	return wall, cpu1 - cpu0, errors.Join(append(errs, err)...)
+	return time.Since(start), errors.Join(errs...)
 }
 
 // processCPU is the CPU time (user and system) the process has used.
@@ -213,6 +236,12 @@ func median(ds []time.Duration) float64 {
 // the traces herald starts (tracing.sample_ratio 0.1): what tracing
 // costs as a deployment would usually run it (spans/notify about 0.3).
 //
+// The -extclient variants run the clients in a process of their own (the
+// test binary again, serveBenchClient), as a deployment's publishers
+// are: the heralds' process then has its own garbage collector and
+// caches, and on/off-herald-cpu is the ratio of its CPU time alone;
+// on/off-cpu counts both processes.
+//
 // The -control variants are the measurement's control: both heralds of
 // the pair untraced, the notifies as at 100 %. Their ratios are 1 but
 // for the noise of the measurement (0.98-1.03 over 200 rounds on the
@@ -236,6 +265,15 @@ func BenchmarkNotifyTracing(b *testing.B) {
 			benchSampledHTTP(b, newSampledBench(b, backend, 16, 0.1), 16)
 		})
 	}
+	for _, backend := range []string{"memory", "jetstream"} {
+		for _, conc := range []int{1, 16} {
+			b.Run(fmt.Sprintf("%s-http-c%d-extclient", backend, conc), func(b *testing.B) {
+				t := newTracingBench(b, backend, conc)
+				t.ext = startExtClient(b, t, conc)
+				benchSampledHTTP(b, t, conc)
+			})
+		}
+	}
 	for _, conc := range []int{1, 16} {
 		b.Run(fmt.Sprintf("memory-http-c%d-control", conc), func(b *testing.B) {
 			benchSampledHTTP(b, newSampledBench(b, "memory", conc, controlRatio), conc)
@@ -253,20 +291,22 @@ func benchTracingHTTP(b *testing.B, backend string, conc int) {
 func benchSampledHTTP(b *testing.B, t *tracingBench, conc int) {
 	n := max(256, 32*conc)
 	for i := range 2 { // open the connections
-		if _, _, err := t.phase(i, conc, conc); err != nil {
+		if _, err := t.phase(i, conc, conc); err != nil {
 			b.Fatal(err)
 		}
 	}
-	var spent, cpu [2][]time.Duration
+	var spent, cpu, heraldCPU [2][]time.Duration
 	traced := 0
 	round := 0
 	for b.Loop() {
 		for _, i := range [2][2]int{{0, 1}, {1, 0}}[round%2] {
-			d, c, err := t.phase(i, conc, n)
+			r, err := t.phase(i, conc, n)
 			if err != nil {
 				b.Fatal(err)
 			}
-			spent[i], cpu[i] = append(spent[i], d), append(cpu[i], c)
+			spent[i] = append(spent[i], r.wall)
+			cpu[i] = append(cpu[i], r.cpu+r.clientCPU)
+			heraldCPU[i] = append(heraldCPU[i], r.cpu)
 		}
 		traced += n
 		round++
@@ -279,6 +319,9 @@ func benchSampledHTTP(b *testing.B, t *tracingBench, conc int) {
 	b.ReportMetric(median(cpu[0])/median(cpu[1]), "on/off-cpu")
 	b.ReportMetric(median(cpu[0])/float64(n), "off-cpu-ns/op")
 	b.ReportMetric(median(cpu[1])/float64(n), "on-cpu-ns/op")
+	if t.ext != nil {
+		b.ReportMetric(median(heraldCPU[0])/median(heraldCPU[1]), "on/off-herald-cpu")
+	}
 	t.report(b, traced+conc)
 }
 
@@ -327,17 +370,29 @@ func benchTracingInProcess(b *testing.B) {
 }
 
 // TestNotifyTracingBench is the smoke test of BenchmarkNotifyTracing: on
-// both engines, notifies over loopback HTTP are accepted by both
+// both engines, and from the client process of the -extclient variants
+// on the in-memory one, notifies over loopback HTTP are accepted by both
 // heralds, only the traced one stores the publisher's trace context
 // with the notification, and the traced one's three spans per notify
 // (server, publish, store) reach the discarding collector; the
 // untraced one exports none.
 func TestNotifyTracingBench(t *testing.T) {
-	for _, backend := range []string{"memory", "jetstream"} {
-		t.Run(backend, func(t *testing.T) {
+	for _, v := range []struct {
+		backend string
+		ext     bool
+	}{{"memory", false}, {"jetstream", false}, {"memory", true}} {
+		name := v.backend
+		if v.ext {
+			name += "-extclient"
+		}
+		t.Run(name, func(t *testing.T) {
+			backend := v.backend
 			b := newTracingBench(t, backend, 4)
+			if v.ext {
+				b.ext = startExtClient(t, b, 4)
+			}
 			for i := range 2 {
-				if _, _, err := b.phase(i, 4, 8); err != nil {
+				if _, err := b.phase(i, 4, 8); err != nil {
 					t.Fatal(err)
 				}
 			}
