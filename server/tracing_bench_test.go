@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -107,18 +106,8 @@ func newSampledBench(tb testing.TB, backend string, conns int, ratio float64) *t
 			tb.Fatal(err)
 		}
 		tb.Cleanup(srv.Close)
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			tb.Fatal(err)
-		}
-		hs := srv.HTTPServer()
-		go func() { _ = hs.Serve(ln) }()
-		c := newBenchHTTPClient(conns)
-		tb.Cleanup(func() {
-			c.CloseIdleConnections()
-			_ = hs.Close()
-		})
-		t.servers[i], t.urls[i], t.clients[i] = srv, "http://"+ln.Addr().String()+"/api/v1/notification", c
+		url, c := benchListen(tb, srv, conns)
+		t.servers[i], t.urls[i], t.clients[i] = srv, url+"/api/v1/notification", c
 	}
 	return t
 }

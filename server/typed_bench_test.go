@@ -141,7 +141,7 @@ func BenchmarkNotifyTyped(b *testing.B) {
 			srv := newTypedBenchServer(b, backend)
 			serve := func(eventType string) time.Duration { return typedBenchNotify(b, srv, eventType) }
 			if loopback {
-				url, c := typedBenchListen(b, srv)
+				url, c := benchListen(b, srv, 1)
 				serve = func(eventType string) time.Duration { return typedBenchLoopback(b, c, url, eventType) }
 			}
 			types := [2]string{"opaque", "typed"}
@@ -165,9 +165,10 @@ func BenchmarkNotifyTyped(b *testing.B) {
 	}
 }
 
-// typedBenchListen serves srv on a loopback port with its own HTTP
-// server and returns its URL and a client.
-func typedBenchListen(tb testing.TB, srv *server.Server) (string, *http.Client) {
+// benchListen serves srv on a loopback port with its own HTTP server
+// and returns its URL and a client keeping up to conns connections
+// alive (newBenchHTTPClient); both end with tb.
+func benchListen(tb testing.TB, srv *server.Server, conns int) (string, *http.Client) {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -175,7 +176,7 @@ func typedBenchListen(tb testing.TB, srv *server.Server) (string, *http.Client) 
 	}
 	hs := srv.HTTPServer()
 	go func() { _ = hs.Serve(ln) }()
-	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	c := newBenchHTTPClient(conns)
 	tb.Cleanup(func() {
 		c.CloseIdleConnections()
 		_ = hs.Close()
@@ -194,7 +195,7 @@ func TestNotifyTypedBench(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			srv := newTypedBenchServer(t, backend)
 			typedBenchNotify(t, srv, "opaque")
-			url, c := typedBenchListen(t, srv)
+			url, c := benchListen(t, srv, 1)
 			typedBenchLoopback(t, c, url, "typed")
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
