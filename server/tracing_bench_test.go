@@ -106,7 +106,7 @@ func newSampledBench(tb testing.TB, backend string, conns int, ratio float64) *t
 			tb.Fatal(err)
 		}
 		tb.Cleanup(srv.Close)
-		url, c := benchListen(tb, srv, conns)
+		url, c := benchListen(tb, srv, conns, [2]string{"off", "on"}[i])
 		t.servers[i], t.urls[i], t.clients[i] = srv, url+"/api/v1/notification", c
 	}
 	return t
@@ -228,7 +228,8 @@ func median(ds []time.Duration) float64 {
 // The -extclient variants run the clients in a process of their own (the
 // test binary again, serveBenchClient), as a deployment's publishers
 // are: the heralds' process then has its own garbage collector and
-// caches, and on/off-herald-cpu is the ratio of its CPU time alone;
+// caches, and on/off-herald-cpu is the ratio of its CPU time alone
+// (off-herald-cpu-ns/op and on-herald-cpu-ns/op that time per notify);
 // on/off-cpu counts both processes.
 //
 // The -control variants are the measurement's control: both heralds of
@@ -236,6 +237,11 @@ func median(ds []time.Duration) float64 {
 // for the noise of the measurement (0.98-1.03 over 200 rounds on the
 // 2-core machine of BENCHMARKS.md), which bounds what a difference in
 // the other variants' ratios means.
+//
+// In a CPU profile of it (-cpuprofile) the loopback heralds' request
+// goroutines carry the label herald=off or herald=on (benchListen): go
+// tool pprof -tagfocus herald=on shows the traced one's request path;
+// the span export and the garbage collector carry no label.
 //
 // memory-inprocess is the in-memory engine without HTTP: the router
 // serving one notify at a time in process (httptest), alternately on
@@ -310,6 +316,8 @@ func benchSampledHTTP(b *testing.B, t *tracingBench, conc int) {
 	b.ReportMetric(median(cpu[1])/float64(n), "on-cpu-ns/op")
 	if t.ext != nil {
 		b.ReportMetric(median(heraldCPU[0])/median(heraldCPU[1]), "on/off-herald-cpu")
+		b.ReportMetric(median(heraldCPU[0])/float64(n), "off-herald-cpu-ns/op")
+		b.ReportMetric(median(heraldCPU[1])/float64(n), "on-herald-cpu-ns/op")
 	}
 	t.report(b, traced+conc)
 }

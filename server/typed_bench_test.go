@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"testing"
@@ -132,8 +133,7 @@ func typedBenchNotify(tb testing.TB, srv *server.Server, eventType string) time.
 // alternately (which goes first alternates too), so that the machine's
 // load weighs on both alike; it reports the median time of each
 // (opaque-ns/op, typed-ns/op) and the throughput ratio opaque/typed
-// (typed notifies per second against opaque ones; the goal is
-// is ≥ 0.8).
+// (typed notifies per second against opaque ones; the goal is ≥ 0.8).
 func BenchmarkNotifyTyped(b *testing.B) {
 	for _, variant := range []string{"memory", "jetstream", "jetstream-loopback"} {
 		b.Run(variant, func(b *testing.B) {
@@ -141,7 +141,7 @@ func BenchmarkNotifyTyped(b *testing.B) {
 			srv := newTypedBenchServer(b, backend)
 			serve := func(eventType string) time.Duration { return typedBenchNotify(b, srv, eventType) }
 			if loopback {
-				url, c := benchListen(b, srv, 1)
+				url, c := benchListen(b, srv, 1, variant)
 				serve = func(eventType string) time.Duration { return typedBenchLoopback(b, c, url, eventType) }
 			}
 			types := [2]string{"opaque", "typed"}
@@ -167,15 +167,18 @@ func BenchmarkNotifyTyped(b *testing.B) {
 
 // benchListen serves srv on a loopback port with its own HTTP server
 // and returns its URL and a client keeping up to conns connections
-// alive (newBenchHTTPClient); both end with tb.
-func benchListen(tb testing.TB, srv *server.Server, conns int) (string, *http.Client) {
+// alive (newBenchHTTPClient); both end with tb. The server's goroutines
+// carry the profiler label herald=label, so that a CPU profile of a
+// benchmark with several heralds tells them apart (go tool pprof
+// -tagfocus herald=label).
+func benchListen(tb testing.TB, srv *server.Server, conns int, label string) (string, *http.Client) {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
 	hs := srv.HTTPServer()
-	go func() { _ = hs.Serve(ln) }()
+	go pprof.Do(context.Background(), pprof.Labels("herald", label), func(context.Context) { _ = hs.Serve(ln) })
 	c := newBenchHTTPClient(conns)
 	tb.Cleanup(func() {
 		c.CloseIdleConnections()
@@ -195,7 +198,7 @@ func TestNotifyTypedBench(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			srv := newTypedBenchServer(t, backend)
 			typedBenchNotify(t, srv, "opaque")
-			url, c := benchListen(t, srv, 1)
+			url, c := benchListen(t, srv, 1, backend)
 			typedBenchLoopback(t, c, url, "typed")
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
