@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -152,10 +151,6 @@ func BenchmarkNotifyTyped(b *testing.B) {
 				spent[first] = append(spent[first], serve(types[first]))
 				spent[1-first] = append(spent[1-first], serve(types[1-first]))
 				n++
-			}
-			median := func(ds []time.Duration) float64 {
-				slices.Sort(ds)
-				return float64(ds[len(ds)/2].Nanoseconds())
 			}
 			opaque, typed := median(spent[0]), median(spent[1])
 			b.ReportMetric(opaque, "opaque-ns/op")
